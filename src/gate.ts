@@ -1,0 +1,178 @@
+// The framework-free half of every adapter: options to a limiter, and one request to an outcome that never throws.
+import type { Decision } from './decision.js';
+import { configError } from './errors.js';
+import { HEADER_STYLES, type HeaderStyle, rateLimitHeaders } from './headers.js';
+import { createLimiter, type Limiter } from './limiter.js';
+import type { AnyPolicy } from './policies/policy.js';
+import { tokenBucket } from './policies/token-bucket.js';
+import type { Store } from './stores/store.js';
+import { knownKeys, nonNegativeInteger, optionalFunction, positiveInteger } from './validate.js';
+
+/** What an identifier function returns; a falsy value lets the request through unlimited. */
+export type Identity = string | undefined | null | false;
+
+/** Anything with `warn` and `error`: console, pino, winston. */
+export interface Logger {
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+/** Options every adapter accepts; `Req` is the framework's request (or context) type. */
+export interface GateOptions<Req> {
+  /** Sustained rate of the default token bucket. Default 60. 0 rejects everything. */
+  readonly requestsPerMinute?: number;
+  /** Burst size of the default token bucket. Default `requestsPerMinute`. */
+  readonly capacity?: number;
+  /** Any policy (or several) instead of the default token bucket. */
+  readonly policy?: AnyPolicy | readonly AnyPolicy[];
+  /** A ready limiter; excludes `policy`, `requestsPerMinute`, `capacity`, `scope` and `store`. */
+  readonly limiter?: Limiter;
+  readonly scope?: string;
+  readonly store?: Store;
+  /** Units a request spends: a number, or a function of the request. Default 1. */
+  readonly cost?: number | ((req: Req) => number | Promise<number>);
+  /** The client's identity. The adapter's default is the client IP. */
+  readonly identifier?: (req: Req) => Identity | Promise<Identity>;
+  /** Returns true to let a request through without counting it. */
+  readonly skip?: (req: Req) => boolean | Promise<boolean>;
+  /** `true` (= 'draft-6'), `false`, or a header style. Default true. */
+  readonly headers?: boolean | HeaderStyle;
+  /** Message in the default rejection body, or a whole JSON body. */
+  readonly message?: string | Record<string, unknown>;
+  /** Rejection status. Default 429. */
+  readonly statusCode?: number;
+  /** Default console. */
+  readonly logger?: Logger;
+}
+
+export type GateOutcome =
+  | {
+      readonly action: 'next';
+      readonly headers: Record<string, string>;
+      readonly decision: Decision | undefined;
+    }
+  | {
+      readonly action: 'reject';
+      readonly headers: Record<string, string>;
+      readonly status: number;
+      readonly body: unknown;
+      readonly decision: Decision;
+    }
+  | { readonly action: 'fail'; readonly status: 500; readonly body: unknown; readonly error: unknown };
+
+export interface Gate<Req> {
+  readonly limiter: Limiter;
+  readonly logger: Logger;
+  /** Never rejects: every failure becomes a `fail` outcome (a 500), logged once here. */
+  check(req: Req): Promise<GateOutcome>;
+}
+
+const GATE_OPTIONS = [
+  'requestsPerMinute',
+  'capacity',
+  'policy',
+  'limiter',
+  'scope',
+  'store',
+  'cost',
+  'identifier',
+  'skip',
+  'headers',
+  'message',
+  'statusCode',
+  'logger',
+];
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const FAILURE_BODY = { error: 'Internal Server Error', message: 'The rate limiter could not decide.' };
+
+export function createGate<Req>(
+  options: GateOptions<Req>,
+  adapter: {
+    readonly name: string;
+    readonly identifier: (req: Req) => Identity;
+    readonly options?: readonly string[];
+  },
+): Gate<Req> {
+  if (typeof options !== 'object' || options === null)
+    throw configError('options', 'must be an object', options);
+  knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])]);
+  const limiter = resolveLimiter(options);
+  const identify = optionalFunction('identifier', options.identifier) ?? adapter.identifier;
+  const skip = optionalFunction('skip', options.skip);
+  const cost = resolveCost(options.cost);
+  const style = resolveHeaders(options.headers);
+  const status = positiveInteger('statusCode', options.statusCode ?? 429);
+  if (status < 400 || status > 599)
+    throw configError('statusCode', 'must be an HTTP error status (400-599)', status);
+  const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
+  const logger = options.logger ?? console;
+  if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
+    throw configError('logger', 'must have warn() and error() methods');
+  }
+
+  const check = async (req: Req): Promise<GateOutcome> => {
+    try {
+      if (skip !== undefined && (await skip(req)))
+        return { action: 'next', headers: NO_HEADERS, decision: undefined };
+      const identity = await identify(req);
+      if (!identity) return { action: 'next', headers: NO_HEADERS, decision: undefined };
+      const decision = await limiter.consume(identity, {
+        cost: typeof cost === 'number' ? cost : await cost(req),
+      });
+      const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
+      if (decision.allowed) return { action: 'next', headers, decision };
+      return { action: 'reject', headers, status, body, decision };
+    } catch (error) {
+      logger.error('[tollgate] rate limiter failed; answering 500', error);
+      return { action: 'fail', status: 500, body: FAILURE_BODY, error };
+    }
+  };
+  return { limiter, logger, check };
+}
+
+function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
+  if (options.limiter !== undefined) {
+    for (const conflicting of ['policy', 'requestsPerMinute', 'capacity', 'scope', 'store'] as const) {
+      if (options[conflicting] !== undefined)
+        throw configError(conflicting, 'cannot be combined with `limiter`');
+    }
+    if (typeof options.limiter?.consume !== 'function')
+      throw configError('limiter', 'must come from createLimiter()');
+    return options.limiter;
+  }
+  let policy = options.policy;
+  if (policy === undefined) {
+    const requestsPerMinute = nonNegativeInteger('requestsPerMinute', options.requestsPerMinute ?? 60);
+    policy = tokenBucket({ requestsPerMinute, capacity: options.capacity ?? requestsPerMinute });
+  } else if (options.requestsPerMinute !== undefined || options.capacity !== undefined) {
+    throw configError('policy', 'cannot be combined with `requestsPerMinute` or `capacity`');
+  }
+  return createLimiter({
+    policy,
+    ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.scope === undefined ? {} : { scope: options.scope }),
+    ...(typeof options.cost === 'number' ? { cost: options.cost } : {}),
+  });
+}
+
+function resolveCost<Req>(cost: GateOptions<Req>['cost']): number | ((req: Req) => number | Promise<number>) {
+  if (cost === undefined) return 1;
+  if (typeof cost === 'function') return cost;
+  return positiveInteger('cost', cost);
+}
+
+function resolveHeaders(headers: GateOptions<unknown>['headers']): HeaderStyle | false {
+  if (headers === undefined || headers === true) return 'draft-6';
+  if (headers === false || HEADER_STYLES.includes(headers)) return headers;
+  throw configError(
+    'headers',
+    `must be a boolean or one of ${HEADER_STYLES.map((s) => `'${s}'`).join(', ')}`,
+    headers,
+  );
+}
+
+function resolveBody(message: unknown): unknown {
+  if (typeof message === 'string') return { error: 'Too Many Requests', message };
+  if (typeof message === 'object' && message !== null) return message;
+  throw configError('message', 'must be a string or a JSON object', message);
+}

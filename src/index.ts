@@ -1,0 +1,30 @@
+// Tollgate's public, framework-free API.
+export type { Decision, PolicyDecision } from './decision.js';
+export { type Duration, parseDuration } from './duration.js';
+export { TollgateError, type TollgateErrorCode } from './errors.js';
+export {
+  createGate,
+  type Gate,
+  type GateOptions,
+  type GateOutcome,
+  type Identity,
+  type Logger,
+} from './gate.js';
+export { type HeaderStyle, rateLimitHeaders } from './headers.js';
+export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
+export {
+  type AnyPolicy,
+  evaluatePolicies,
+  fixedWindow,
+  type Policy,
+  type PolicyKind,
+  type PolicyResult,
+  slidingWindow,
+  slidingWindowCounter,
+  type TokenBucketOptions,
+  type Transition,
+  tokenBucket,
+  type WindowOptions,
+} from './policies/index.js';
+export { MemoryStore, type MemoryStoreOptions, sharedMemoryStore } from './stores/memory-store.js';
+export type { Store, StoreRequest, StoreResponse } from './stores/store.js';

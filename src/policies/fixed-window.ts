@@ -1,0 +1,80 @@
+// Fixed window: a counter per window, anchored at the first request so clients do not all reset at once.
+import { type Policy, policyName, type Transition } from './policy.js';
+import { type WindowOptions, windowParams } from './window-options.js';
+
+/** `[windowStart, count]`: both are needed, so the state never relies on a key's expiry to mean anything. */
+export type FixedWindowState = readonly [start: number, count: number];
+
+/**
+ * Admits `limit` units per window. A window opens at the first request after the previous one closed, so
+ * windows are per client rather than aligned to the clock (no synchronised stampede at the top of the minute).
+ * Its known weakness: up to 2 x limit can pass around a window boundary.
+ */
+export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
+  const { limit, windowMs } = windowParams(options);
+  return {
+    kind: 'fixed-window',
+    name: policyName(options, 'fixed-window'),
+    limit,
+    windowMs,
+    args: [limit, windowMs],
+    evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+  };
+}
+
+function transition(
+  limit: number,
+  windowMs: number,
+  state: FixedWindowState | undefined,
+  nowMs: number,
+  cost: number,
+): Transition<FixedWindowState> {
+  let [start, count] = state ?? [nowMs, 0];
+  // A clock that went backwards stays in the stored window: no fresh window is minted.
+  const now = Math.max(nowMs, start);
+  if (now >= start + windowMs) {
+    start = now;
+    count = 0;
+  }
+  const resetMs = start + windowMs - now;
+  if (count + cost <= limit) {
+    return {
+      result: { allowed: true, remaining: limit - count - cost, resetMs, retryAfterMs: 0 },
+      next: [start, count + cost],
+      ttlMs: resetMs,
+    };
+  }
+  return {
+    result: { allowed: false, remaining: limit - count, resetMs, retryAfterMs: cost <= limit ? resetMs : -1 },
+    next: undefined,
+    ttlMs: 0,
+  };
+}
+
+/** The Lua twin; state is the string "start:count". */
+export const fixedWindowLua = `
+policies['fixed-window'] = {
+  load = function(key)
+    local v = redis.call('GET', key)
+    if not v then return nil end
+    local s, c = string.match(v, '^(%d+):(%d+)$')
+    return { tonumber(s), tonumber(c) }
+  end,
+  save = function(key, st, ttl)
+    redis.call('SET', key, string.format('%.0f:%.0f', st[1], st[2]), 'PX', ttl)
+  end,
+  decide = function(st, now_ms, cost, limit, window)
+    local start, count = now_ms, 0
+    if st then start, count = st[1], st[2] end
+    local now = math.max(now_ms, start)
+    if now >= start + window then start, count = now, 0 end
+    local reset = start + window - now
+    if count + cost <= limit then
+      return 1, limit - count - cost, reset, 0, { start, count + cost }, reset
+    end
+    local retry = -1
+    if cost <= limit then retry = reset end
+    return 0, limit - count, reset, retry, nil, 0
+  end,
+}
+`;

@@ -1,0 +1,65 @@
+// The contract every policy meets: a pure, integer-exact state transition, with a Lua twin of the same steps.
+import { configError } from '../errors.js';
+
+export type PolicyKind = 'token-bucket' | 'fixed-window' | 'sliding-window' | 'sliding-window-counter';
+
+/** What one evaluation tells the caller. Times are whole milliseconds from the evaluation's `now`. */
+export interface PolicyResult {
+  readonly allowed: boolean;
+  /** Whole units left after this request (before it, when it was denied). */
+  readonly remaining: number;
+  /** Until the policy holds no trace of past requests (full bucket, empty window); -1 when it never will. */
+  readonly resetMs: number;
+  /** Until a request of this cost could pass: 0 when allowed, -1 when waiting cannot help. */
+  readonly retryAfterMs: number;
+}
+
+export interface Transition<S> {
+  readonly result: PolicyResult;
+  /** The state to store; `undefined` when nothing changed, so a denial costs no write. */
+  readonly next: S | undefined;
+  /** Until `next` is at rest (equivalent to no state at all); -1 when it never is. */
+  readonly ttlMs: number;
+}
+
+/**
+ * A policy is parameters plus a pure transition `(state, now, cost) -> { result, next }`.
+ * `state` is `undefined` for a client never seen (or whose state expired): that must mean the same thing.
+ * `args` are the integer parameters in the order the Lua twin reads them.
+ */
+export interface Policy<S = unknown> {
+  readonly kind: PolicyKind;
+  /** Names the policy in the `RateLimit-Policy` header and in multi-policy keys. */
+  readonly name: string;
+  /** The quota advertised: capacity or requests per window. */
+  readonly limit: number;
+  /** The window advertised, in ms (for a token bucket: the time to refill from empty; 0 when it never refills). */
+  readonly windowMs: number;
+  readonly args: readonly number[];
+  evaluate(state: S | undefined, nowMs: number, cost: number): Transition<S>;
+}
+
+/** A policy of any state type, as stores and limiters hold them. */
+// biome-ignore lint/suspicious/noExplicitAny: the state type is private to each policy.
+export type AnyPolicy = Policy<any>;
+
+/** Options every policy factory accepts. */
+export interface PolicyNameOption {
+  /** Defaults to the policy's kind, e.g. `'token-bucket'`. */
+  readonly name?: string;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function policyName(options: PolicyNameOption, kind: PolicyKind): string {
+  const name = options.name ?? kind;
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw configError('name', 'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"', name);
+  }
+  return name;
+}
+
+/** The result for a request no waiting can admit (its cost is above the limit). */
+export function neverResult(remaining: number, resetMs: number): PolicyResult {
+  return { allowed: false, remaining, resetMs, retryAfterMs: -1 };
+}

@@ -1,0 +1,122 @@
+// Sliding window counter: two counters weighted by overlap (Cloudflare's approximation), O(1) state, and its Lua twin.
+import { floorDiv } from '../integer.js';
+import { type Policy, policyName, type Transition } from './policy.js';
+import { type WindowOptions, windowParams } from './window-options.js';
+
+/** `[currentStart, previousCount, currentCount]`. */
+export type SlidingWindowCounterState = readonly [start: number, previous: number, current: number];
+
+/**
+ * Estimates the units in the sliding window as `previous * (W - elapsed) / W + current` and admits while the
+ * estimate stays within `limit`, compared in integers as `previous * (W - elapsed) + current * W <= limit * W`.
+ * Each fixed window admits at most `limit`; any sliding window of length W admits at most `2 * limit - 1`
+ * (when the previous window's traffic all came at its very end), and never wrongly denies uniform traffic.
+ * Windows are anchored at the client's first request and stay on that grid while the client is active.
+ */
+export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWindowCounterState> {
+  const { limit, windowMs } = windowParams(options);
+  return {
+    kind: 'sliding-window-counter',
+    name: policyName(options, 'sliding-window-counter'),
+    limit,
+    windowMs,
+    args: [limit, windowMs],
+    evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+  };
+}
+
+function transition(
+  limit: number,
+  window: number,
+  state: SlidingWindowCounterState | undefined,
+  nowMs: number,
+  cost: number,
+): Transition<SlidingWindowCounterState> {
+  let [start, previous, current] = state ?? [nowMs, 0, 0];
+  // A clock that went backwards stays in the stored window.
+  const now = Math.max(nowMs, start);
+  if (now >= start + 2 * window) {
+    [start, previous, current] = [now, 0, 0];
+  } else if (now >= start + window) {
+    [start, previous, current] = [start + window, current, 0];
+  }
+  const elapsed = now - start;
+  const weight = window - elapsed;
+  const resetMs = current > 0 ? start + 2 * window - now : previous > 0 ? start + window - now : 0;
+  if (previous * weight + (current + cost) * window <= limit * window) {
+    return {
+      result: {
+        allowed: true,
+        remaining: Math.max(0, floorDiv(limit * window - previous * weight, window) - current - cost),
+        resetMs: start + 2 * window - now,
+        retryAfterMs: 0,
+      },
+      next: [start, previous, current + cost],
+      ttlMs: start + 2 * window - now,
+    };
+  }
+  let retryAfterMs = -1;
+  if (cost <= limit) {
+    const room = limit - current - cost;
+    retryAfterMs =
+      room >= 0
+        ? // Later in this window, once the previous window's weight has shrunk enough.
+          window - floorDiv(room * window, previous) - elapsed
+        : // In the next window, where this window's count becomes the weighted one.
+          window - elapsed + Math.max(0, window - floorDiv((limit - cost) * window, current));
+  }
+  return {
+    result: {
+      allowed: false,
+      remaining: Math.max(0, floorDiv(limit * window - previous * weight, window) - current),
+      resetMs,
+      retryAfterMs,
+    },
+    next: undefined,
+    ttlMs: 0,
+  };
+}
+
+/** The Lua twin; state is the string "start:previous:current". */
+export const slidingWindowCounterLua = `
+policies['sliding-window-counter'] = {
+  load = function(key)
+    local v = redis.call('GET', key)
+    if not v then return nil end
+    local s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
+    return { tonumber(s), tonumber(p), tonumber(c) }
+  end,
+  save = function(key, st, ttl)
+    redis.call('SET', key, string.format('%.0f:%.0f:%.0f', st[1], st[2], st[3]), 'PX', ttl)
+  end,
+  decide = function(st, now_ms, cost, limit, window)
+    local start, previous, current = now_ms, 0, 0
+    if st then start, previous, current = st[1], st[2], st[3] end
+    local now = math.max(now_ms, start)
+    if now >= start + 2 * window then
+      start, previous, current = now, 0, 0
+    elseif now >= start + window then
+      start, previous, current = start + window, current, 0
+    end
+    local elapsed = now - start
+    local weight = window - elapsed
+    if previous * weight + (current + cost) * window <= limit * window then
+      local rest = start + 2 * window - now
+      local remaining = math.max(0, floor_div(limit * window - previous * weight, window) - current - cost)
+      return 1, remaining, rest, 0, { start, previous, current + cost }, rest
+    end
+    local reset = 0
+    if current > 0 then reset = start + 2 * window - now elseif previous > 0 then reset = start + window - now end
+    local retry = -1
+    if cost <= limit then
+      local room = limit - current - cost
+      if room >= 0 then
+        retry = window - floor_div(room * window, previous) - elapsed
+      else
+        retry = window - elapsed + math.max(0, window - floor_div((limit - cost) * window, current))
+      end
+    end
+    return 0, math.max(0, floor_div(limit * window - previous * weight, window) - current), reset, retry, nil, 0
+  end,
+}
+`;

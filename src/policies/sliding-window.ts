@@ -1,0 +1,106 @@
+// Sliding window log: exact, one timestamp per unit admitted in the last window, and its Lua twin.
+import { configError } from '../errors.js';
+import { type Policy, policyName, type Transition } from './policy.js';
+import { type WindowOptions, windowParams } from './window-options.js';
+
+/** Timestamps (ms) of admitted units, oldest first; a request of cost n adds n entries. */
+export type SlidingWindowState = readonly number[];
+
+/** Beyond this a log costs more than it is worth; the counter variant keeps O(1) state at any limit. */
+export const SLIDING_WINDOW_MAX_LIMIT = 10_000;
+
+/**
+ * Admits at most `limit` units in any window of `windowMs` ending now: exact, with no boundary burst.
+ * State grows with the limit (one entry per admitted unit), so prefer `slidingWindowCounter` for large limits.
+ */
+export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState> {
+  const { limit, windowMs } = windowParams(options);
+  if (limit > SLIDING_WINDOW_MAX_LIMIT) {
+    throw configError(
+      'limit',
+      `must be at most ${SLIDING_WINDOW_MAX_LIMIT} for a sliding window log (use slidingWindowCounter)`,
+      limit,
+    );
+  }
+  return {
+    kind: 'sliding-window',
+    name: policyName(options, 'sliding-window'),
+    limit,
+    windowMs,
+    args: [limit, windowMs],
+    evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
+  };
+}
+
+function transition(
+  limit: number,
+  windowMs: number,
+  log: SlidingWindowState,
+  nowMs: number,
+  cost: number,
+): Transition<SlidingWindowState> {
+  const newest = log.at(-1);
+  // A clock that went backwards is held at the newest entry, so the log stays ordered and nothing expires early.
+  const now = newest === undefined ? nowMs : Math.max(nowMs, newest);
+  let drop = 0;
+  while (drop < log.length && (log[drop] as number) <= now - windowMs) drop++;
+  const used = log.length - drop;
+  if (used + cost <= limit) {
+    return {
+      result: { allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0 },
+      next: [...log.slice(drop), ...new Array<number>(cost).fill(now)],
+      ttlMs: windowMs,
+    };
+  }
+  // Enough of the oldest live entries must leave the window for this cost to fit.
+  const mustLeave = log[drop + used + cost - limit - 1];
+  return {
+    result: {
+      allowed: false,
+      remaining: limit - used,
+      resetMs: newest === undefined ? 0 : newest + windowMs - now,
+      retryAfterMs: cost <= limit && mustLeave !== undefined ? mustLeave + windowMs - now : -1,
+    },
+    next: undefined,
+    ttlMs: 0,
+  };
+}
+
+/** The Lua twin; state is a list of timestamps, trimmed and appended in place rather than rewritten. */
+export const slidingWindowLua = `
+policies['sliding-window'] = {
+  load = function(key)
+    local log = redis.call('LRANGE', key, 0, -1)
+    if #log == 0 then return nil end
+    for i = 1, #log do log[i] = tonumber(log[i]) end
+    return log
+  end,
+  save = function(key, st, ttl)
+    if st.drop > 0 then redis.call('LTRIM', key, st.drop, -1) end
+    local at, left = string.format('%.0f', st.at), st.push
+    while left > 0 do
+      local batch = {}
+      for i = 1, math.min(left, 1000) do batch[i] = at end
+      redis.call('RPUSH', key, unpack(batch))
+      left = left - #batch
+    end
+    redis.call('PEXPIRE', key, ttl)
+  end,
+  decide = function(log, now_ms, cost, limit, window)
+    log = log or {}
+    local n = #log
+    local now = now_ms
+    if n > 0 then now = math.max(now_ms, log[n]) end
+    local drop = 0
+    while drop < n and log[drop + 1] <= now - window do drop = drop + 1 end
+    local used = n - drop
+    if used + cost <= limit then
+      return 1, limit - used - cost, window, 0, { drop = drop, push = cost, at = now }, window
+    end
+    local reset, retry = 0, -1
+    if n > 0 then reset = log[n] + window - now end
+    if cost <= limit then retry = log[drop + used + cost - limit] + window - now end
+    return 0, limit - used, reset, retry, nil, 0
+  end,
+}
+`;

@@ -1,0 +1,114 @@
+// Token bucket, stored GCRA-style as one integer (the theoretical arrival time), and its Lua twin.
+import { configError } from '../errors.js';
+import { ceilDiv, floorDiv } from '../integer.js';
+import { MAX_EXACT, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
+import { type Policy, type PolicyNameOption, policyName, type Transition } from './policy.js';
+
+export interface TokenBucketOptions extends PolicyNameOption {
+  /** Most tokens held: the burst size. Defaults to `requestsPerMinute`. 0 rejects everything. */
+  readonly capacity?: number;
+  /** Tokens added per second, continuously. May be fractional (0.5) or 0 (a bucket that never refills). */
+  readonly refillPerSecond?: number;
+  /** Shorthand for `refillPerSecond: requestsPerMinute / 60` (seed 002's option). */
+  readonly requestsPerMinute?: number;
+}
+
+/**
+ * GCRA: the state is the time (µs) at which the bucket will be full again, `tat`. Spending `cost` tokens moves
+ * it `cost * interval` later, and a request passes while `tat` stays within `capacity * interval` of now.
+ * One integer, nothing on a timer, and a denial writes nothing. Time inside is in microseconds so that rates
+ * above 1,000 per second keep an integer interval; the interval is rounded up, so the rate never exceeds the
+ * configured one.
+ */
+export function tokenBucket(options: TokenBucketOptions): Policy<number> {
+  const { requestsPerMinute } = options;
+  if (requestsPerMinute !== undefined) nonNegativeNumber('requestsPerMinute', requestsPerMinute);
+  if (requestsPerMinute !== undefined && options.refillPerSecond !== undefined) {
+    throw configError('refillPerSecond', 'cannot be combined with `requestsPerMinute`');
+  }
+  const perSecond =
+    options.refillPerSecond ?? (requestsPerMinute === undefined ? undefined : requestsPerMinute / 60);
+  if (perSecond === undefined) throw configError('refillPerSecond', 'is required (or `requestsPerMinute`)');
+  nonNegativeNumber('refillPerSecond', perSecond);
+  const capacity = nonNegativeInteger('capacity', options.capacity ?? requestsPerMinute);
+  // 1e-9 absorbs float noise such as 1e6 / 0.1 = 10000000.000000002, which must stay 10 s, not 10 s + 1 µs.
+  const interval = perSecond === 0 ? 0 : Math.ceil(1_000_000 / perSecond - 1e-9);
+  if (interval > 0 && capacity * interval > MAX_EXACT / 4) {
+    throw configError('capacity', 'times the refill interval must stay below 2^51 microseconds');
+  }
+  const name = policyName(options, 'token-bucket');
+  return {
+    kind: 'token-bucket',
+    name,
+    limit: capacity,
+    windowMs: ceilDiv(capacity * interval, 1000),
+    args: [capacity, interval],
+    evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
+  };
+}
+
+function transition(
+  capacity: number,
+  interval: number,
+  tat: number | undefined,
+  nowMs: number,
+  cost: number,
+): Transition<number> {
+  const refills = interval > 0;
+  // A bucket that never refills lives on a frozen clock, where tat simply counts the tokens spent.
+  const now = refills ? nowMs * 1000 : 0;
+  const step = refills ? interval : 1;
+  const tau = capacity * step;
+  // A clock that went backwards finds tat ahead of it: nothing is minted, and nothing written is lost.
+  const base = Math.max(tat ?? now, now);
+  const next = base + cost * step;
+  if (next - tau <= now) {
+    const restMs = refills ? ceilDiv(next - now, 1000) : -1;
+    return {
+      result: {
+        allowed: true,
+        remaining: floorDiv(tau - (next - now), step),
+        resetMs: restMs,
+        retryAfterMs: 0,
+      },
+      next,
+      ttlMs: restMs,
+    };
+  }
+  return {
+    result: {
+      allowed: false,
+      remaining: Math.max(0, floorDiv(tau - (base - now), step)),
+      resetMs: refills ? ceilDiv(base - now, 1000) : -1,
+      // Waiting helps only when tokens come back and the cost fits in a full bucket.
+      retryAfterMs: refills && cost <= capacity ? ceilDiv(next - tau - now, 1000) : -1,
+    },
+    next: undefined,
+    ttlMs: 0,
+  };
+}
+
+/** The Lua twin: the same steps on the same integers; state is one integer string (µs). */
+export const tokenBucketLua = `
+policies['token-bucket'] = {
+  load = function(key) return tonumber(redis.call('GET', key)) end,
+  save = function(key, tat, ttl) redis.call('SET', key, string.format('%.0f', tat), 'PX', ttl) end,
+  decide = function(tat, now_ms, cost, capacity, interval)
+    local refills = interval > 0
+    local now, step = 0, 1
+    if refills then now, step = now_ms * 1000, interval end
+    local tau = capacity * step
+    local base = math.max(tat or now, now)
+    local next = base + cost * step
+    if next - tau <= now then
+      local rest = -1
+      if refills then rest = ceil_div(next - now, 1000) end
+      return 1, floor_div(tau - (next - now), step), rest, 0, next, rest
+    end
+    local reset, retry = -1, -1
+    if refills then reset = ceil_div(base - now, 1000) end
+    if refills and cost <= capacity then retry = ceil_div(next - tau - now, 1000) end
+    return 0, math.max(0, floor_div(tau - (base - now), step)), reset, retry, nil, 0
+  end,
+}
+`;

@@ -1,0 +1,21 @@
+// Options shared by the three window policies, validated in one place.
+import type { Duration } from '../duration.js';
+import { parseDuration } from '../duration.js';
+import { configError } from '../errors.js';
+import { MAX_EXACT, nonNegativeInteger } from '../validate.js';
+import type { PolicyNameOption } from './policy.js';
+
+export interface WindowOptions extends PolicyNameOption {
+  /** Requests (cost units) admitted per window. 0 rejects everything. */
+  readonly limit: number;
+  /** The window's length: ms or a string such as '10s'. */
+  readonly windowMs: Duration;
+}
+
+export function windowParams(options: WindowOptions): { limit: number; windowMs: number } {
+  const limit = nonNegativeInteger('limit', options.limit);
+  const windowMs = parseDuration('windowMs', options.windowMs);
+  // The counter policy compares limit * window products; keep them exact in both engines.
+  if (limit * windowMs > MAX_EXACT / 4) throw configError('limit', 'times `windowMs` must stay below 2^51');
+  return { limit, windowMs };
+}

@@ -1,0 +1,43 @@
+// The store contract: evaluate policies for a set of keys atomically, on the store's own clock.
+import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
+
+export interface StoreRequest {
+  /** One key per policy, index-aligned with `policies`. */
+  readonly keys: readonly string[];
+  readonly policies: readonly AnyPolicy[];
+  /** Units to spend from every policy; 0 or more. */
+  readonly cost: number;
+  /** Evaluate as `consume` would, but write nothing (`peek`). */
+  readonly dryRun: boolean;
+}
+
+export interface StoreResponse {
+  readonly allowed: boolean;
+  /** Index-aligned with the request's policies. */
+  readonly results: readonly PolicyResult[];
+  /** The store's clock at evaluation (the Redis server's, for RedisStore), in epoch ms. */
+  readonly nowMs: number;
+}
+
+/**
+ * A store evaluates all of a request's policies as one atomic step: concurrent requests for the same keys
+ * never interleave, and when one policy denies, nothing is spent from the others.
+ * A synchronous answer is allowed so that an in-process store costs no promise per request.
+ */
+export interface Store {
+  evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
+  /** Forgets the given keys. */
+  reset(keys: readonly string[]): void | Promise<void>;
+  /** Releases timers and connections. */
+  close?(): void | Promise<void>;
+}
+
+export function isStore(value: unknown): value is Store {
+  const candidate = value as Partial<Store> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.evaluate === 'function' &&
+    typeof candidate.reset === 'function'
+  );
+}

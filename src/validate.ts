@@ -1,0 +1,47 @@
+// Option checks shared by every factory, so each rule and its wording exist once.
+import { configError } from './errors.js';
+
+/** Largest integer both engines (JavaScript and Redis Lua doubles) represent exactly. */
+export const MAX_EXACT = Number.MAX_SAFE_INTEGER;
+
+export function positiveInteger(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw configError(option, 'must be a positive integer', value);
+  }
+  return value;
+}
+
+export function nonNegativeInteger(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw configError(option, 'must be a non-negative integer', value);
+  }
+  return value;
+}
+
+export function nonNegativeNumber(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw configError(option, 'must be a finite non-negative number', value);
+  }
+  return value;
+}
+
+export function optionalFunction<T>(option: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw configError(option, 'must be a function', value);
+  }
+  return value;
+}
+
+export function oneOf<T extends string | boolean>(option: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) {
+    throw configError(option, `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`, value);
+  }
+  return value as T;
+}
+
+/** Rejects misspelled options early: an unknown key is almost always a typo of a known one. */
+export function knownKeys(where: string, options: object, known: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw configError(key, `is not an option of ${where}`);
+  }
+}

@@ -1,0 +1,443 @@
+// Throwaway real Redis Cluster (masters + replicas) for tests, including node kills and failover.
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  freePorts,
+  makeTempDir,
+  type RespValue,
+  redisCall,
+  redisCli,
+  redisCliBinary,
+  removeTempDir,
+  signalChild,
+  spawnOnFreePort,
+  stopProcess,
+  waitForExit,
+} from './redis-server.js';
+
+export interface RedisClusterNode {
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+  /** undefined for nodes of an external TEST_REDIS_CLUSTER_NODES cluster. */
+  readonly pid: number | undefined;
+}
+
+export interface RedisCluster {
+  /** All nodes, masters and replicas, in start order. */
+  readonly nodes: readonly RedisClusterNode[];
+  /** Seed nodes for a client (the masters at start-up). */
+  readonly rootNodes: readonly { host: string; port: number }[];
+  readonly external: boolean;
+  /** Current masters according to CLUSTER NODES (changes after a failover); failed masters are left out. */
+  masters(): Promise<RedisClusterNode[]>;
+  masterForKey(key: string): Promise<RedisClusterNode>;
+  /** SIGKILL; resolves after the process has exited. */
+  killNode(node: RedisClusterNode): Promise<void>;
+  /** Until the dead master owns no slots and every surviving node reports a healthy cluster. */
+  waitForFailover(deadMaster: RedisClusterNode, timeoutMs?: number): Promise<void>;
+  command(node: RedisClusterNode, ...args: string[]): Promise<string>;
+  /** Stops every process and removes the temp dirs; idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface StartRedisClusterOptions {
+  /** At least 3, a redis-cli --cluster create requirement. */
+  masters?: number;
+  replicasPerMaster?: number;
+}
+
+const HOST = '127.0.0.1';
+const TOTAL_SLOTS = 16384;
+const READY_TIMEOUT_MS = 20_000;
+const FAILOVER_TIMEOUT_MS = 20_000;
+const POLL_MS = 50;
+
+const CLUSTER_ARGS = [
+  '--cluster-enabled',
+  'yes',
+  // Failure detection takes node-timeout plus gossip; 1 s keeps a failover to ~2-3 s.
+  '--cluster-node-timeout',
+  '1000',
+  // Our replicas may lag or have been disconnected for a while (e.g. a paused master); never let that
+  // make them refuse to take over, or failover tests become flaky.
+  '--cluster-replica-validity-factor',
+  '0',
+  // Redis 7 delays diskless full syncs by 5 s by default, which would dominate cluster start-up.
+  '--repl-diskless-sync-delay',
+  '0',
+  // A master waits up to 10 s for replicas on SIGTERM; pointless for throwaway data.
+  '--shutdown-timeout',
+  '0',
+];
+
+// ---------------------------------------------------------------------------------------------------------
+// CLUSTER NODES parsing
+
+interface ClusterNodesEntry {
+  id: string;
+  host: string;
+  port: number;
+  flags: string[];
+  slots: [number, number][];
+}
+
+function parseClusterNodes(text: string): ClusterNodesEntry[] {
+  const entries: ClusterNodesEntry[] = [];
+  for (const line of text.split('\n')) {
+    const fields = line.trim().split(' ');
+    const [id, address, flagList] = fields;
+    if (id === undefined || address === undefined || flagList === undefined || id === '') continue;
+    // ip:port@cport[,hostname]; the ip may be IPv6, so split at the last colon.
+    const hostPort = address.split('@')[0] ?? '';
+    const colon = hostPort.lastIndexOf(':');
+    const slots: [number, number][] = [];
+    for (const slot of fields.slice(8)) {
+      if (slot.startsWith('[')) continue; // importing/migrating markers, not ownership
+      const [from, to] = slot.split('-');
+      if (from === undefined) continue;
+      slots.push([Number(from), Number(to ?? from)]);
+    }
+    entries.push({
+      id,
+      host: hostPort.slice(0, colon),
+      port: Number(hostPort.slice(colon + 1)),
+      flags: flagList.split(','),
+      slots,
+    });
+  }
+  return entries;
+}
+
+function isServingMaster(entry: ClusterNodesEntry): boolean {
+  return (
+    entry.flags.includes('master') && !entry.flags.includes('fail') && !entry.flags.includes('handshake')
+  );
+}
+
+function parseInfo(text: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  return fields;
+}
+
+function asText(value: RespValue): string {
+  if (typeof value === 'string') return value;
+  throw new Error(`expected a string reply, got ${JSON.stringify(value)}`);
+}
+
+function makeNode(host: string, port: number, pid: number | undefined): RedisClusterNode {
+  return { host, port, url: `redis://${host}:${port}`, pid };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Implementation shared by owned and external clusters
+
+class ClusterBase {
+  constructor(readonly nodes: readonly RedisClusterNode[]) {}
+
+  /** Nodes worth asking; owned clusters override this to skip nodes they killed. */
+  protected reachableNodes(): readonly RedisClusterNode[] {
+    return this.nodes;
+  }
+
+  protected async ask(args: readonly string[]): Promise<RespValue> {
+    const errors: string[] = [];
+    for (const node of this.reachableNodes()) {
+      try {
+        return await redisCall(node.host, node.port, args);
+      } catch (error) {
+        errors.push(`${node.host}:${node.port}: ${(error as Error).message}`);
+      }
+    }
+    throw new Error(`no cluster node answered ${args.join(' ')}:\n${errors.join('\n')}`);
+  }
+
+  protected nodeFor(entry: { host: string; port: number }): RedisClusterNode {
+    return (
+      this.nodes.find((node) => node.port === entry.port && node.host === entry.host) ??
+      makeNode(entry.host, entry.port, undefined)
+    );
+  }
+
+  async masters(): Promise<RedisClusterNode[]> {
+    const entries = parseClusterNodes(asText(await this.ask(['CLUSTER', 'NODES'])));
+    return entries.filter(isServingMaster).map((entry) => this.nodeFor(entry));
+  }
+
+  async masterForKey(key: string): Promise<RedisClusterNode> {
+    const slot = await this.ask(['CLUSTER', 'KEYSLOT', key]);
+    if (typeof slot !== 'number') throw new Error(`CLUSTER KEYSLOT returned ${JSON.stringify(slot)}`);
+    const entries = parseClusterNodes(asText(await this.ask(['CLUSTER', 'NODES'])));
+    const owner = entries.find(
+      (entry) => isServingMaster(entry) && entry.slots.some(([from, to]) => slot >= from && slot <= to),
+    );
+    if (owner === undefined)
+      throw new Error(`no live master serves slot ${slot} (key ${JSON.stringify(key)})`);
+    return this.nodeFor(owner);
+  }
+
+  command(node: RedisClusterNode, ...args: string[]): Promise<string> {
+    return redisCli(['-h', node.host, '-p', String(node.port)], args);
+  }
+}
+
+interface OwnedNode {
+  node: RedisClusterNode;
+  child: ChildProcess;
+  dir: string;
+}
+
+class OwnedRedisCluster extends ClusterBase implements RedisCluster {
+  readonly external = false;
+  rootNodes: readonly { host: string; port: number }[] = [];
+  readonly #owned: readonly OwnedNode[];
+  #stopping: Promise<void> | undefined;
+
+  constructor(owned: readonly OwnedNode[]) {
+    super(owned.map((entry) => entry.node));
+    this.#owned = owned;
+  }
+
+  protected override reachableNodes(): readonly RedisClusterNode[] {
+    return this.#owned.filter((entry) => isRunning(entry.child)).map((entry) => entry.node);
+  }
+
+  #ownedFor(node: RedisClusterNode): OwnedNode {
+    const entry = this.#owned.find((owned) => owned.node.port === node.port && owned.node.host === node.host);
+    if (entry === undefined) throw new Error(`${node.host}:${node.port} is not a node of this cluster`);
+    return entry;
+  }
+
+  async killNode(node: RedisClusterNode): Promise<void> {
+    if (this.#stopping !== undefined) throw new Error('cannot killNode(): the cluster was stopped');
+    const { child } = this.#ownedFor(node);
+    signalChild(child, 'SIGKILL');
+    if (!(await waitForExit(child))) throw new Error(`cluster node ${node.port} did not exit after SIGKILL`);
+  }
+
+  async waitForFailover(deadMaster: RedisClusterNode, timeoutMs = FAILOVER_TIMEOUT_MS): Promise<void> {
+    const dead = this.#ownedFor(deadMaster);
+    if (isRunning(dead.child)) {
+      throw new Error(`waitForFailover(): ${deadMaster.port} is still running; killNode() it first`);
+    }
+    const deadline = Date.now() + timeoutMs;
+    let lastProblem = 'not checked yet';
+    while (Date.now() < deadline) {
+      lastProblem = (await this.#failoverProblem(deadMaster)) ?? '';
+      if (lastProblem === '') return;
+      await sleep(POLL_MS);
+    }
+    throw new Error(
+      `no failover for dead master ${deadMaster.host}:${deadMaster.port} within ${timeoutMs} ms: ${lastProblem}`,
+    );
+  }
+
+  // Describes what is still wrong (for the timeout message), or undefined when failover is complete.
+  async #failoverProblem(deadMaster: RedisClusterNode): Promise<string | undefined> {
+    const survivors = this.reachableNodes();
+    if (survivors.length === 0) return 'no surviving nodes';
+    for (const node of survivors) {
+      try {
+        const info = parseInfo(asText(await redisCall(node.host, node.port, ['CLUSTER', 'INFO'])));
+        if (info.get('cluster_state') !== 'ok')
+          return `${node.port}: cluster_state:${info.get('cluster_state')}`;
+        if (info.get('cluster_slots_ok') !== String(TOTAL_SLOTS)) {
+          return `${node.port}: cluster_slots_ok:${info.get('cluster_slots_ok')}`;
+        }
+        // Right after the kill the dead master is not even suspected yet and everything still looks fine.
+        const entries = parseClusterNodes(
+          asText(await redisCall(node.host, node.port, ['CLUSTER', 'NODES'])),
+        );
+        const deadEntry = entries.find(
+          (entry) => entry.port === deadMaster.port && entry.host === deadMaster.host,
+        );
+        if (deadEntry !== undefined && deadEntry.slots.length > 0) {
+          return `${node.port} still sees ${deadMaster.port} (${deadEntry.flags.join(',')}) owning slots`;
+        }
+      } catch (error) {
+        return `${node.port}: ${(error as Error).message}`;
+      }
+    }
+    return undefined;
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= stopNodes(this.#owned);
+    return this.#stopping;
+  }
+}
+
+class ExternalRedisCluster extends ClusterBase implements RedisCluster {
+  readonly external = true;
+  readonly rootNodes: readonly { host: string; port: number }[];
+
+  constructor(nodes: readonly RedisClusterNode[]) {
+    super(nodes);
+    // Which of the given nodes are masters is unknown up front; any node works as a client seed.
+    this.rootNodes = nodes.map(({ host, port }) => ({ host, port }));
+  }
+
+  #refuse(action: string): Error {
+    return new Error(
+      `${action} needs a cluster owned by the test, but TEST_REDIS_CLUSTER_NODES points at an external cluster; unset it to run failover tests`,
+    );
+  }
+
+  killNode(): Promise<void> {
+    return Promise.reject(this.#refuse('killNode()'));
+  }
+
+  waitForFailover(): Promise<void> {
+    return Promise.reject(this.#refuse('waitForFailover()'));
+  }
+
+  async stop(): Promise<void> {
+    // Not ours to stop.
+  }
+}
+
+function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+async function stopNodes(owned: readonly OwnedNode[]): Promise<void> {
+  const results = await Promise.allSettled(
+    owned.map(async ({ child, dir }) => {
+      try {
+        await stopProcess(child);
+      } finally {
+        await removeTempDir(dir);
+      }
+    }),
+  );
+  const failure = results.find((result) => result.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
+}
+
+function parseExternalNodes(spec: string): RedisClusterNode[] {
+  return spec
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const colon = part.lastIndexOf(':');
+      const port = Number(part.slice(colon + 1));
+      if (colon <= 0 || !Number.isInteger(port) || port <= 0) {
+        throw new Error(`TEST_REDIS_CLUSTER_NODES entry ${JSON.stringify(part)} is not host:port`);
+      }
+      return makeNode(part.slice(0, colon).replace(/^\[|\]$/g, ''), port, undefined);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Start-up
+
+async function startNode(port: number, busPort: number): Promise<OwnedNode> {
+  const dir = await makeTempDir('tollgate-redis-cluster-');
+  try {
+    const { child, port: boundPort } = await spawnOnFreePort(
+      dir,
+      (p, [bus]) => [
+        ...CLUSTER_ARGS,
+        '--cluster-config-file',
+        `nodes-${p}.conf`,
+        // An explicit bus port: the default port+10000 overflows for ports above 55535.
+        '--cluster-port',
+        String(bus),
+      ],
+      1,
+      [port, busPort],
+    );
+    return { node: makeNode(HOST, boundPort, child.pid), child, dir };
+  } catch (error) {
+    await removeTempDir(dir);
+    throw error;
+  }
+}
+
+async function clusterProblem(owned: readonly OwnedNode[], masterCount: number): Promise<string | undefined> {
+  let masters = 0;
+  for (const { node } of owned) {
+    try {
+      const info = parseInfo(asText(await redisCall(node.host, node.port, ['CLUSTER', 'INFO'])));
+      if (info.get('cluster_state') !== 'ok')
+        return `${node.port}: cluster_state:${info.get('cluster_state')}`;
+      if (info.get('cluster_slots_ok') !== String(TOTAL_SLOTS)) {
+        return `${node.port}: cluster_slots_ok:${info.get('cluster_slots_ok')}`;
+      }
+      if (info.get('cluster_known_nodes') !== String(owned.length)) {
+        return `${node.port}: cluster_known_nodes:${info.get('cluster_known_nodes')} of ${owned.length}`;
+      }
+      const replication = parseInfo(asText(await redisCall(node.host, node.port, ['INFO', 'replication'])));
+      if (replication.get('role') === 'master') masters++;
+      else if (replication.get('master_link_status') !== 'up') {
+        return `${node.port}: replica master_link_status:${replication.get('master_link_status')}`;
+      }
+    } catch (error) {
+      return `${node.port}: ${(error as Error).message}`;
+    }
+  }
+  return masters === masterCount ? undefined : `${masters} masters instead of ${masterCount}`;
+}
+
+export async function startRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
+  const externalNodes = process.env.TEST_REDIS_CLUSTER_NODES;
+  if (externalNodes !== undefined && externalNodes !== '') {
+    const nodes = parseExternalNodes(externalNodes);
+    if (nodes.length === 0) throw new Error('TEST_REDIS_CLUSTER_NODES is set but lists no host:port');
+    return new ExternalRedisCluster(nodes);
+  }
+
+  const masterCount = options.masters ?? 3;
+  const replicas = options.replicasPerMaster ?? 1;
+  if (!Number.isInteger(masterCount) || masterCount < 3) {
+    throw new Error(`a Redis Cluster needs at least 3 masters (got ${masterCount})`);
+  }
+  if (!Number.isInteger(replicas) || replicas < 0) throw new Error(`invalid replicasPerMaster ${replicas}`);
+  if (redisCliBinary() === undefined) throw new Error('redis-cli binary not found on PATH');
+
+  const total = masterCount * (1 + replicas);
+  // One allocation for every client and bus port so that concurrently started nodes never pick the same port.
+  const ports = await freePorts(total * 2);
+  const started = await Promise.allSettled(
+    Array.from({ length: total }, (_, i) => startNode(ports[2 * i] ?? 0, ports[2 * i + 1] ?? 0)),
+  );
+  const owned = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const cluster = new OwnedRedisCluster(owned);
+  try {
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+
+    await redisCli(
+      [],
+      [
+        '--cluster',
+        'create',
+        ...owned.map(({ node }) => `${node.host}:${node.port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
+    );
+
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let problem = await clusterProblem(owned, masterCount);
+    while (problem !== undefined) {
+      if (Date.now() > deadline) {
+        throw new Error(`Redis Cluster not ready within ${READY_TIMEOUT_MS} ms: ${problem}`);
+      }
+      await sleep(POLL_MS);
+      problem = await clusterProblem(owned, masterCount);
+    }
+    // Asked rather than assumed: redis-cli chooses which addresses become masters.
+    cluster.rootNodes = (await cluster.masters()).map(({ host, port }) => ({ host, port }));
+    return cluster;
+  } catch (error) {
+    await cluster.stop().catch(() => undefined);
+    throw error;
+  }
+}
