@@ -43,9 +43,10 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
     nowMs: response.nowMs,
     policies: decisions,
   };
+  const decision: Decision = response.degraded ? { ...base, degraded: true } : base;
   return !response.allowed && binding.retryAfterMs >= 0
-    ? { ...base, retryAfterMs: binding.retryAfterMs }
-    : base;
+    ? { ...decision, retryAfterMs: binding.retryAfterMs }
+    : decision;
 }
 
 function binds(candidate: PolicyDecision, current: PolicyDecision): boolean {

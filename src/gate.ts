@@ -43,6 +43,10 @@ export interface GateOptions<Req> {
   readonly statusCode?: number;
   /** Default console. */
   readonly logger?: Logger;
+  /** Evaluate and count everything, but never reject: for watching a new limit before enforcing it. */
+  readonly shadow?: boolean;
+  /** Allow (true) or reject (false) while the store is unreachable. Default: the store's setting. */
+  readonly failOpen?: boolean;
 }
 
 export type GateOutcome =
@@ -81,6 +85,8 @@ const GATE_OPTIONS = [
   'message',
   'statusCode',
   'logger',
+  'shadow',
+  'failOpen',
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const FAILURE_BODY = { error: 'Internal Server Error', message: 'The rate limiter could not decide.' };
@@ -105,6 +111,8 @@ export function createGate<Req>(
   if (status < 400 || status > 599)
     throw configError('statusCode', 'must be an HTTP error status (400-599)', status);
   const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
+  const shadow = options.shadow ?? false;
+  if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
   const logger = options.logger ?? console;
   if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
     throw configError('logger', 'must have warn() and error() methods');
@@ -120,7 +128,7 @@ export function createGate<Req>(
         cost: typeof cost === 'number' ? cost : await cost(req),
       });
       const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
-      if (decision.allowed) return { action: 'next', headers, decision };
+      if (decision.allowed || shadow) return { action: 'next', headers, decision };
       return { action: 'reject', headers, status, body, decision };
     } catch (error) {
       logger.error('[tollgate] rate limiter failed; answering 500', error);
@@ -132,7 +140,14 @@ export function createGate<Req>(
 
 function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
   if (options.limiter !== undefined) {
-    for (const conflicting of ['policy', 'requestsPerMinute', 'capacity', 'scope', 'store'] as const) {
+    for (const conflicting of [
+      'policy',
+      'requestsPerMinute',
+      'capacity',
+      'scope',
+      'store',
+      'failOpen',
+    ] as const) {
       if (options[conflicting] !== undefined)
         throw configError(conflicting, 'cannot be combined with `limiter`');
     }
@@ -152,6 +167,7 @@ function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.scope === undefined ? {} : { scope: options.scope }),
     ...(typeof options.cost === 'number' ? { cost: options.cost } : {}),
+    ...(options.failOpen === undefined ? {} : { failOpen: options.failOpen }),
   });
 }
 

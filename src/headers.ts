@@ -13,7 +13,12 @@ export const HEADER_STYLES: readonly HeaderStyle[] = ['draft-6', 'draft-10'];
 
 /** Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then. */
 export function rateLimitHeaders(decision: Decision, style: HeaderStyle = 'draft-6'): Record<string, string> {
-  const headers: Record<string, string> = style === 'draft-10' ? draft10(decision) : draft6(decision);
+  // A degraded decision knows nothing of the client's quota: advertising one would be a guess.
+  const headers: Record<string, string> = decision.degraded
+    ? {}
+    : style === 'draft-10'
+      ? draft10(decision)
+      : draft6(decision);
   if (!decision.allowed && decision.retryAfterMs !== undefined) {
     headers['Retry-After'] = String(seconds(decision.retryAfterMs));
   }

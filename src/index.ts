@@ -27,4 +27,10 @@ export {
   type WindowOptions,
 } from './policies/index.js';
 export { MemoryStore, type MemoryStoreOptions, sharedMemoryStore } from './stores/memory-store.js';
-export type { Store, StoreRequest, StoreResponse } from './stores/store.js';
+export {
+  degradedResponse,
+  isStore,
+  type Store,
+  type StoreRequest,
+  type StoreResponse,
+} from './stores/store.js';

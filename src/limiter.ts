@@ -16,6 +16,8 @@ export interface LimiterOptions {
   readonly scope?: string;
   /** Units a request spends unless `consume` says otherwise. Default 1. */
   readonly cost?: number;
+  /** What to answer when the store is unreachable: allow (true) or reject (false). Default: the store's setting. */
+  readonly failOpen?: boolean;
 }
 
 export interface ConsumeOptions {
@@ -34,7 +36,7 @@ export interface Limiter {
   reset(identifier: string): Promise<void>;
 }
 
-const OPTIONS = ['policy', 'store', 'scope', 'cost'];
+const OPTIONS = ['policy', 'store', 'scope', 'cost', 'failOpen'];
 
 export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof options !== 'object' || options === null)
@@ -46,6 +48,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);
   const defaultCost = positiveInteger('cost', options.cost ?? 1);
+  const failOpen = options.failOpen;
+  if (failOpen !== undefined && typeof failOpen !== 'boolean')
+    throw configError('failOpen', 'must be a boolean', failOpen);
+  const modes = failOpen === undefined ? {} : { failOpen };
   const tightest = Math.min(...policies.map((p) => p.limit));
   // A limit of 0 is a deliberate "reject everything"; any other limit below the cost is a mistake.
   if (tightest > 0 && defaultCost > tightest) {
@@ -61,7 +67,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
     }
     const keys = bucketKeys(scope, identifier, policies);
-    return toDecision(policies, await store.evaluate({ keys, policies, cost, dryRun }));
+    return toDecision(policies, await store.evaluate({ keys, policies, cost, dryRun, ...modes }));
   };
 
   return {

@@ -9,6 +9,8 @@ export interface StoreRequest {
   readonly cost: number;
   /** Evaluate as `consume` would, but write nothing (`peek`). */
   readonly dryRun: boolean;
+  /** The limiter's fail mode, overriding the store's own, for stores that can be unreachable. */
+  readonly failOpen?: boolean;
 }
 
 export interface StoreResponse {
@@ -17,6 +19,8 @@ export interface StoreResponse {
   readonly results: readonly PolicyResult[];
   /** The store's clock at evaluation (the Redis server's, for RedisStore), in epoch ms. */
   readonly nowMs: number;
+  /** The store could not decide; `allowed` is the fail mode's answer and `results` carry no real state. */
+  readonly degraded?: boolean;
 }
 
 /**
@@ -40,4 +44,18 @@ export function isStore(value: unknown): value is Store {
     typeof candidate.evaluate === 'function' &&
     typeof candidate.reset === 'function'
   );
+}
+
+/**
+ * The answer of a store that could not reach its data: allowed or not by the fail mode, with a retry hint on
+ * denial. Nothing is known of the client's real state, so remaining is reported as 0.
+ */
+export function degradedResponse(
+  policies: readonly AnyPolicy[],
+  failOpen: boolean,
+  retryAfterMs: number,
+  nowMs: number,
+): StoreResponse {
+  const result = { allowed: failOpen, remaining: 0, resetMs: 0, retryAfterMs: failOpen ? 0 : retryAfterMs };
+  return { allowed: failOpen, results: policies.map(() => result), nowMs, degraded: true };
 }
