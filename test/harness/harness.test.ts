@@ -59,7 +59,7 @@ describeWithRedis('redis-server harness', () => {
 
   it('answers PING and SET/GET', async () => {
     assert.match(server.url, /^redis:\/\/127\.0\.0\.1:\d+$/);
-    assert.notEqual(server.port, 6379);
+    if (!server.external) assert.notEqual(server.port, 6379, 'must never use the shared Redis');
     const client = connect();
     await client.connect();
     assert.equal(await client.ping(), 'PONG');
@@ -175,14 +175,17 @@ describeWithRedisCluster('redis-cluster harness', () => {
   });
 
   it('has 3 masters on distinct ports and 6 nodes', async () => {
-    assert.equal(cluster.nodes.length, 6);
     const masters = await cluster.masters();
     assert.equal(masters.length, 3);
     assert.equal(new Set(masters.map((node) => node.port)).size, 3);
-    assert.deepEqual(
-      cluster.rootNodes.map((node) => node.port).sort(),
-      masters.map((node) => node.port).sort(),
-    );
+    // An external cluster's seeds are whatever TEST_REDIS_CLUSTER_NODES listed.
+    if (!cluster.external) {
+      assert.equal(cluster.nodes.length, 6);
+      assert.deepEqual(
+        cluster.rootNodes.map((node) => node.port).sort(),
+        masters.map((node) => node.port).sort(),
+      );
+    }
   });
 
   it('stores and reads back 100 keys across the masters', async () => {

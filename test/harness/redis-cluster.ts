@@ -337,7 +337,7 @@ function parseExternalNodes(spec: string): RedisClusterNode[] {
 // Start-up
 
 async function startNode(port: number, busPort: number): Promise<OwnedNode> {
-  const dir = await makeTempDir('tollgate-redis-cluster-');
+  const dir = await makeTempDir('cluster');
   try {
     const { child, port: boundPort } = await spawnOnFreePort(
       dir,

@@ -1,6 +1,6 @@
 // Throwaway redis-server processes for tests: private ports and temp dirs, no persistence, never left running.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,10 +122,39 @@ function installExitHooks(): void {
   }
 }
 
-/** Registers a temp dir so that it is removed even if the test process exits without stop(). */
-export async function makeTempDir(prefix: string): Promise<string> {
+const TEMP_PREFIX = 'tollgate-redis-';
+let staleDirsSwept = false;
+
+// A SIGKILLed test process cannot clean up after itself (setpriv still kills its servers), so the next
+// run removes temp dirs whose owning pid, encoded in the name, is gone.
+function sweepStaleTempDirs(): void {
+  if (staleDirsSwept) return;
+  staleDirsSwept = true;
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = /^tollgate-redis-(?:[a-z]+-)?(\d+)-/.exec(name)?.[1];
+    if (owner === undefined || Number(owner) === process.pid) continue;
+    try {
+      process.kill(Number(owner), 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** A temp dir that is removed even if the test process exits without stop(). */
+export async function makeTempDir(kind?: string): Promise<string> {
   installExitHooks();
-  const dir = await mkdtemp(join(tmpdir(), prefix));
+  sweepStaleTempDirs();
+  const dir = await mkdtemp(
+    join(tmpdir(), `${TEMP_PREFIX}${kind === undefined ? '' : `${kind}-`}${process.pid}-`),
+  );
   liveDirs.add(dir);
   return dir;
 }
@@ -135,27 +164,22 @@ export async function removeTempDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** Resolves once the child has exited, rejecting after timeoutMs. */
+/** Resolves true once the child has exited, false after timeoutMs. */
 export async function waitForExit(child: ChildProcess, timeoutMs = KILL_WAIT_MS): Promise<boolean> {
   if (!isAlive(child)) return true;
-  // Children are unref'd so a forgotten stop() cannot hang the test run; while someone awaits the
-  // exit, the event loop must stay alive or node:test reports a promise that never settled.
-  child.ref();
-  try {
-    return await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        child.removeListener('exit', onExit);
-        resolve(false);
-      }, timeoutMs);
-      const onExit = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      child.once('exit', onExit);
-    });
-  } finally {
-    child.unref();
-  }
+  // Children are unref'd so a forgotten stop() cannot hang a test file; the (ref'd) timer is what keeps
+  // the event loop alive while we wait, otherwise node:test reports a promise that never settled.
+  return await new Promise<boolean>((resolve) => {
+    const onExit = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      child.removeListener('exit', onExit);
+      resolve(false);
+    }, timeoutMs);
+    child.once('exit', onExit);
+  });
 }
 
 /** SIGTERM, SIGKILL after the grace period; a stopped (SIGSTOP) process is continued so it can see SIGTERM. */
@@ -597,7 +621,7 @@ export async function startRedisServer(options: StartRedisServerOptions = {}): P
     }
     return new ExternalRedisServer(externalUrl);
   }
-  const dir = await makeTempDir('tollgate-redis-');
+  const dir = await makeTempDir();
   try {
     const { child, port } = await spawnOnFreePort(dir, () => args);
     return new OwnedRedisServer(port, dir, args, child);
