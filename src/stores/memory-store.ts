@@ -2,6 +2,7 @@
 import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import { evaluatePolicies } from '../policies/evaluate.js';
+import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
 import { knownKeys, positiveInteger } from '../validate.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
 
@@ -19,6 +20,8 @@ export interface MemoryStoreOptions {
 }
 
 interface Entry {
+  /** Another kind's state under the same key (a scope whose policy changed) reads as absent. */
+  readonly kind: PolicyKind;
   readonly state: unknown;
   /** When the state is at rest (or too old to keep): from then on it reads as absent. */
   readonly expiresAt: number;
@@ -65,13 +68,17 @@ export class MemoryStore implements Store {
   evaluate(request: StoreRequest): StoreResponse {
     const nowMs = this.#clock();
     const { keys, policies } = request;
-    const states = keys.map((key) => this.#read(key, nowMs));
+    const states = keys.map((key, i) => this.#read(key, (policies[i] as AnyPolicy).kind, nowMs));
     const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
     for (let i = 0; i < keys.length; i++) {
       const write = evaluation.writes[i];
       if (write === undefined) continue;
       const ttlMs = write.ttlMs < 0 ? this.#inactiveAfterMs : Math.min(write.ttlMs, this.#inactiveAfterMs);
-      this.#write(keys[i] as string, { state: write.state, expiresAt: nowMs + ttlMs });
+      this.#write(keys[i] as string, {
+        kind: (policies[i] as AnyPolicy).kind,
+        state: write.state,
+        expiresAt: nowMs + ttlMs,
+      });
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
   }
@@ -104,10 +111,10 @@ export class MemoryStore implements Store {
     this.#entries.clear();
   }
 
-  #read(key: string, nowMs: number): unknown {
+  #read(key: string, kind: PolicyKind, nowMs: number): unknown {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= nowMs) {
+    if (entry.expiresAt <= nowMs || entry.kind !== kind) {
       this.#entries.delete(key);
       return undefined;
     }

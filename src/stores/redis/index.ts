@@ -1,0 +1,8 @@
+// `tollgate/redis`: the Redis engine.
+export type { IoRedisLike, NodeRedisLike, RedisClientLike } from './client.js';
+export {
+  type RedisHealth,
+  RedisStore,
+  type RedisStoreMetrics,
+  type RedisStoreOptions,
+} from './redis-store.js';

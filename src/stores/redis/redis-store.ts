@@ -1,0 +1,322 @@
+// RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
+import { configError, TollgateError } from '../../errors.js';
+import type { Logger } from '../../gate.js';
+import type { PolicyResult } from '../../policies/policy.js';
+import { knownKeys, nonNegativeInteger, positiveInteger } from '../../validate.js';
+import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
+import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
+import { policyArguments, SCRIPT, SCRIPT_SHA } from './script.js';
+
+export interface RedisStoreOptions {
+  /** A client the application already owns (ioredis or node-redis); the store never closes it. */
+  readonly client?: RedisClientLike;
+  /** Where to connect when no client is given; `url` wins over host/port. Default 127.0.0.1:6379. */
+  readonly url?: string;
+  readonly host?: string;
+  readonly port?: number;
+  readonly username?: string;
+  readonly password?: string;
+  readonly db?: number;
+  /** Merged into the connection options (TLS and the like). */
+  readonly socket?: Readonly<Record<string, unknown>>;
+  /** Key namespace. Default 'ratelimit:'. */
+  readonly keyPrefix?: string;
+  /** Bounds of the TTL derived from each bucket's own refill or window time. Defaults 60 / 86400 / 60. */
+  readonly minTtlSeconds?: number;
+  readonly maxTtlSeconds?: number;
+  readonly ttlPaddingSeconds?: number;
+  /** Allow (true) or reject (false) requests while Redis is unusable. Default true. */
+  readonly failOpen?: boolean;
+  /** Budget for one decision. Default 250 ms. */
+  readonly commandTimeoutMs?: number;
+  /** Budget for connecting. Default 1000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Least time between two connection attempts. Default 1000 ms. */
+  readonly reconnectCooldownMs?: number;
+  /** `Retry-After` given when failing closed. Default 1000 ms. */
+  readonly degradedRetryAfterMs?: number;
+  /** At most one error log line per this window. Default 5000 ms. */
+  readonly logIntervalMs?: number;
+  readonly logger?: Logger;
+  /** Epoch ms to use instead of the server's TIME; for tests only. */
+  readonly clock?: () => number;
+}
+
+export interface RedisStoreMetrics {
+  decisions: number;
+  degradedAllowed: number;
+  degradedDenied: number;
+  errors: number;
+  timeouts: number;
+  /** Times the script was missing on a server (restart, failover, SCRIPT FLUSH) and was sent in full. */
+  scriptReloads: number;
+}
+
+export interface RedisHealth {
+  readonly ok: boolean;
+  readonly latencyMs?: number;
+  readonly error?: string;
+  readonly failOpen: boolean;
+}
+
+const OPTIONS = [
+  'client',
+  'url',
+  'host',
+  'port',
+  'username',
+  'password',
+  'db',
+  'socket',
+  'keyPrefix',
+  'minTtlSeconds',
+  'maxTtlSeconds',
+  'ttlPaddingSeconds',
+  'failOpen',
+  'commandTimeoutMs',
+  'connectTimeoutMs',
+  'reconnectCooldownMs',
+  'degradedRetryAfterMs',
+  'logIntervalMs',
+  'logger',
+  'clock',
+];
+
+export class RedisStore implements Store {
+  readonly metrics: RedisStoreMetrics = {
+    decisions: 0,
+    degradedAllowed: 0,
+    degradedDenied: 0,
+    errors: 0,
+    timeouts: 0,
+    scriptReloads: 0,
+  };
+  readonly failOpen: boolean;
+  readonly keyPrefix: string;
+  readonly #options: RedisStoreOptions;
+  readonly #ttlArgs: readonly string[];
+  readonly #commandTimeoutMs: number;
+  readonly #connectTimeoutMs: number;
+  readonly #degradedRetryAfterMs: number;
+  readonly #logIntervalMs: number;
+  readonly #logger: Logger;
+  readonly #clock: (() => number) | undefined;
+  #client: ScriptClient | undefined;
+  #owned = false;
+  #connecting: Promise<ScriptClient> | undefined;
+  #lastLogAt = Number.NEGATIVE_INFINITY;
+  #suppressed = 0;
+  #closed = false;
+  #started = false;
+
+  constructor(options: RedisStoreOptions = {}) {
+    knownKeys('RedisStore', options, OPTIONS);
+    this.#options = options;
+    this.keyPrefix = options.keyPrefix ?? 'ratelimit:';
+    if (typeof this.keyPrefix !== 'string' || /[{}]/.test(this.keyPrefix)) {
+      // A brace in the prefix would become every key's cluster hash tag and pile all buckets on one slot.
+      throw configError('keyPrefix', 'must be a string without "{" or "}"', this.keyPrefix);
+    }
+    const min = nonNegativeInteger('minTtlSeconds', options.minTtlSeconds ?? 60);
+    const max = positiveInteger('maxTtlSeconds', options.maxTtlSeconds ?? 86_400);
+    const pad = nonNegativeInteger('ttlPaddingSeconds', options.ttlPaddingSeconds ?? 60);
+    if (min > max) throw configError('minTtlSeconds', 'must not exceed `maxTtlSeconds`', min);
+    this.#ttlArgs = [String(min * 1000), String(max * 1000), String(pad * 1000)];
+    this.failOpen = options.failOpen ?? true;
+    if (typeof this.failOpen !== 'boolean') throw configError('failOpen', 'must be a boolean', this.failOpen);
+    this.#commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 250);
+    this.#connectTimeoutMs = positiveInteger('connectTimeoutMs', options.connectTimeoutMs ?? 1000);
+    positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
+    this.#degradedRetryAfterMs = positiveInteger(
+      'degradedRetryAfterMs',
+      options.degradedRetryAfterMs ?? 1000,
+    );
+    this.#logIntervalMs = nonNegativeInteger('logIntervalMs', options.logIntervalMs ?? 5000);
+    this.#logger = options.logger ?? console;
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw configError('clock', 'must be a function returning epoch milliseconds', options.clock);
+    }
+    this.#clock = options.clock;
+    if (options.client !== undefined) {
+      for (const own of ['url', 'host', 'port', 'username', 'password', 'db', 'socket'] as const) {
+        if (options[own] !== undefined)
+          throw configError(own, 'cannot be combined with `client` (configure the client)');
+      }
+      this.#client = adaptClient(options.client);
+    }
+  }
+
+  /** Connects now rather than on the first decision; rejects when Redis cannot be reached in time. */
+  async connect(): Promise<void> {
+    await this.#ready();
+  }
+
+  async evaluate(request: StoreRequest): Promise<StoreResponse> {
+    const failOpen = request.failOpen ?? this.failOpen;
+    try {
+      let client = this.#client;
+      // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
+      if (client === undefined || !this.#started || this.#connecting !== undefined)
+        client = await this.#ready();
+      if (!client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
+      const keys = request.keys.map((key) => this.keyPrefix + key);
+      const args = [
+        this.#clock === undefined ? '' : String(this.#clock()),
+        String(request.cost),
+        request.dryRun ? '1' : '0',
+        ...this.#ttlArgs,
+        ...policyArguments(request.policies),
+      ];
+      const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
+      this.metrics.decisions++;
+      return parseReply(reply, request.keys.length);
+    } catch (error) {
+      this.#logFailure(error);
+      if (failOpen) this.metrics.degradedAllowed++;
+      else this.metrics.degradedDenied++;
+      return degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, Date.now());
+    }
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    const client = await this.#ready();
+    // One DEL per key: a multi-key DEL would fail across cluster slots.
+    await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
+  }
+
+  /** Reachability and round-trip time, bounded by `commandTimeoutMs`. */
+  async health(): Promise<RedisHealth> {
+    const started = performance.now();
+    try {
+      const client = await this.#ready();
+      await this.#withTimeout(client.ping(), this.#commandTimeoutMs);
+      return {
+        ok: true,
+        latencyMs: Math.round((performance.now() - started) * 100) / 100,
+        failOpen: this.failOpen,
+      };
+    } catch (error) {
+      return { ok: false, error: (error as Error).message, failOpen: this.failOpen };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    if (client !== undefined && this.#owned) await client.close();
+  }
+
+  async #ready(): Promise<ScriptClient> {
+    if (this.#closed) throw new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed');
+    this.#started = true;
+    const client = this.#client;
+    if (client?.isReady()) return client;
+    this.#connecting ??= this.#withTimeout(this.#open(), this.#connectTimeoutMs).finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #open(): Promise<ScriptClient> {
+    if (this.#client === undefined) {
+      this.#client = await createOwnedClient(this.#options, this.#connectTimeoutMs);
+      this.#owned = true;
+    }
+    await this.#client.connect();
+    return this.#client;
+  }
+
+  async #runScript(client: ScriptClient, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await client.evalsha(SCRIPT_SHA, keys, args);
+    } catch (error) {
+      // Only a missing script is cured by sending it; EVAL also caches it on whichever node owns the keys.
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      this.metrics.scriptReloads++;
+      return client.eval(SCRIPT, keys, args);
+    }
+  }
+
+  #withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.metrics.timeouts++;
+        reject(new TollgateError('ERR_TOLLGATE_TIMEOUT', `Redis did not answer within ${ms} ms`));
+      }, ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  #logFailure(error: unknown): void {
+    this.metrics.errors++;
+    const now = Date.now();
+    if (now - this.#lastLogAt < this.#logIntervalMs) {
+      this.#suppressed++;
+      return;
+    }
+    const suppressed = this.#suppressed > 0 ? ` (${this.#suppressed} more since the last report)` : '';
+    this.#lastLogAt = now;
+    this.#suppressed = 0;
+    this.#logger.error(
+      `[tollgate] Redis unusable; failing ${this.failOpen ? 'open' : 'closed'}${suppressed}: ${(error as Error)?.message ?? error}`,
+    );
+  }
+}
+
+function parseReply(reply: unknown, policies: number): StoreResponse {
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== 2 + 4 * policies ||
+    !reply.every((n) => typeof n === 'number')
+  ) {
+    throw new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
+  }
+  const numbers = reply as number[];
+  const results: PolicyResult[] = [];
+  for (let i = 2; i < numbers.length; i += 4) {
+    results.push({
+      allowed: numbers[i] === 1,
+      remaining: numbers[i + 1] as number,
+      resetMs: numbers[i + 2] as number,
+      retryAfterMs: numbers[i + 3] as number,
+    });
+  }
+  return { allowed: numbers[0] === 1, results, nowMs: numbers[1] as number };
+}
+
+/**
+ * The store's own connection uses ioredis: see docs/architecture.md for the measurement behind the choice.
+ * No offline queue (commands fail at once while disconnected) and one reconnection attempt per cooldown.
+ */
+async function createOwnedClient(
+  options: RedisStoreOptions,
+  connectTimeoutMs: number,
+): Promise<ScriptClient> {
+  const { Redis } = await import('ioredis').catch((cause: unknown) => {
+    throw new TollgateError(
+      'ERR_TOLLGATE_CONFIG',
+      'RedisStore needs the `ioredis` package (npm install ioredis), or pass `client`',
+      { cause },
+    );
+  });
+  const cooldown = options.reconnectCooldownMs ?? 1000;
+  const common = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: connectTimeoutMs,
+    retryStrategy: () => cooldown,
+    ...(options.username === undefined ? {} : { username: options.username }),
+    ...(options.password === undefined ? {} : { password: options.password }),
+    ...(options.db === undefined ? {} : { db: options.db }),
+    ...options.socket,
+  };
+  const client =
+    options.url === undefined
+      ? new Redis({ host: options.host ?? '127.0.0.1', port: options.port ?? 6379, ...common })
+      : new Redis(options.url, common);
+  // Errors surface through the decisions that hit them; an unhandled 'error' event would crash the process.
+  client.on('error', () => {});
+  return adaptClient(client);
+}
