@@ -58,7 +58,7 @@ function transition(
     result: {
       allowed: false,
       remaining: limit - used,
-      resetMs: newest === undefined ? 0 : newest + windowMs - now,
+      resetMs: newest === undefined ? 0 : Math.max(0, newest + windowMs - now),
       retryAfterMs: cost <= limit && mustLeave !== undefined ? mustLeave + windowMs - now : -1,
     },
     next: undefined,
@@ -98,7 +98,7 @@ policies['sliding-window'] = {
       return 1, limit - used - cost, window, 0, { drop = drop, push = cost, at = now }, window
     end
     local reset, retry = 0, -1
-    if n > 0 then reset = log[n] + window - now end
+    if n > 0 then reset = math.max(0, log[n] + window - now) end
     if cost <= limit then retry = log[drop + used + cost - limit] + window - now end
     return 0, limit - used, reset, retry, nil, 0
   end,

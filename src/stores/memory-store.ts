@@ -68,7 +68,7 @@ export class MemoryStore implements Store {
   evaluate(request: StoreRequest): StoreResponse {
     const nowMs = this.#clock();
     const { keys, policies } = request;
-    const states = keys.map((key, i) => this.#read(key, (policies[i] as AnyPolicy).kind, nowMs));
+    const states = keys.map((key, i) => this.#read(key, (policies[i] as AnyPolicy).kind));
     const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
     for (let i = 0; i < keys.length; i++) {
       const write = evaluation.writes[i];
@@ -111,10 +111,13 @@ export class MemoryStore implements Store {
     this.#entries.clear();
   }
 
-  #read(key: string, kind: PolicyKind, nowMs: number): unknown {
+  #read(key: string, kind: PolicyKind): unknown {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= nowMs || entry.kind !== kind) {
+    // An expired entry is still read as it is: at rest it means the same as no entry for a clock moving forwards,
+    // and for one that moved backwards it is exactly what Redis (which keeps keys past rest) would read too.
+    // Only the sweep removes entries.
+    if (entry.kind !== kind) {
       this.#entries.delete(key);
       return undefined;
     }

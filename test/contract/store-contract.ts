@@ -1,0 +1,134 @@
+// One contract every store must pass (undici's cacheStoreTests, hono's runTest): a store is done when this is green.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import {
+  type AnyPolicy,
+  createLimiter,
+  fixedWindow,
+  type Limiter,
+  type Store,
+  slidingWindow,
+  slidingWindowCounter,
+  tokenBucket,
+} from '../../src/index.js';
+
+export interface StoreFixture {
+  readonly store: Store;
+  close(): Promise<void>;
+}
+
+/** A settable clock that every store under test reads instead of its own. */
+export class TestClock {
+  now = 1_800_000_000_000;
+  readonly read = (): number => this.now;
+}
+
+const POLICIES: Record<string, () => AnyPolicy> = {
+  'token bucket': () => tokenBucket({ capacity: 5, refillPerSecond: 1 }),
+  'fixed window': () => fixedWindow({ limit: 5, windowMs: '10s' }),
+  'sliding window': () => slidingWindow({ limit: 5, windowMs: '10s' }),
+  'sliding window counter': () => slidingWindowCounter({ limit: 5, windowMs: '10s' }),
+};
+
+let scopes = 0;
+const uniqueScope = () => `contract-${process.pid}-${++scopes}`;
+
+export function runStoreContract(
+  name: string,
+  makeStore: (clock: () => number) => Promise<StoreFixture>,
+): void {
+  describe(`store contract: ${name}`, () => {
+    const clock = new TestClock();
+    let fixture: StoreFixture | undefined;
+    const store = async () => {
+      fixture ??= await makeStore(clock.read);
+      return fixture.store;
+    };
+    const limiter = async (policy: AnyPolicy | AnyPolicy[]): Promise<Limiter> =>
+      createLimiter({ policy, store: await store(), scope: uniqueScope() });
+    after(async () => fixture?.close());
+
+    for (const [label, make] of Object.entries(POLICIES)) {
+      describe(label, () => {
+        it('admits the limit, then denies with a retry that is exactly enough', async () => {
+          const l = await limiter(make());
+          for (let left = 4; left >= 0; left--) {
+            const decision = await l.consume('client');
+            assert.equal(decision.allowed, true);
+            assert.equal(decision.remaining, left);
+            assert.equal(decision.nowMs, clock.now);
+          }
+          const denied = await l.consume('client');
+          assert.equal(denied.allowed, false);
+          assert.equal(denied.remaining, 0);
+          assert.ok(denied.retryAfterMs !== undefined && denied.retryAfterMs > 0);
+          clock.now += denied.retryAfterMs - 1;
+          assert.equal(
+            (await l.consume('client')).allowed,
+            false,
+            'one millisecond early is still too early',
+          );
+          clock.now += 1;
+          assert.equal((await l.consume('client')).allowed, true, 'waiting retryAfterMs is enough');
+        });
+
+        it('keeps identifiers apart, including ones that look like separators or hash tags', async () => {
+          const l = await limiter(make());
+          const ids = ['a', 'a|b', '{a}', 'a}|{b', ' a', 'ü'.repeat(3), 'x'.repeat(10_000), '~a'];
+          for (const id of ids) assert.equal((await l.consume(id, { cost: 5 })).allowed, true, id);
+          for (const id of ids) assert.equal((await l.consume(id)).allowed, false, id);
+        });
+
+        it('spends weighted costs and denies a cost above the limit forever', async () => {
+          const l = await limiter(make());
+          assert.equal((await l.consume('w', { cost: 3 })).remaining, 2);
+          const tooMuch = await l.consume('w', { cost: 6 });
+          assert.equal(tooMuch.allowed, false);
+          assert.equal(tooMuch.retryAfterMs, undefined, 'no wait admits a cost above the limit');
+          assert.equal((await l.consume('w', { cost: 2 })).remaining, 0);
+        });
+
+        it('peeks without spending and resets', async () => {
+          const l = await limiter(make());
+          await l.consume('p', { cost: 2 });
+          const peeked = await l.peek('p');
+          assert.equal(peeked.remaining, 2);
+          assert.equal((await l.peek('p')).remaining, 2);
+          await l.reset('p');
+          assert.equal((await l.consume('p')).remaining, 4);
+        });
+
+        it('never admits more than the limit under concurrent requests', async () => {
+          const l = await limiter(make());
+          const decisions = await Promise.all(Array.from({ length: 40 }, () => l.consume('hot')));
+          assert.equal(decisions.filter((d) => d.allowed).length, 5);
+        });
+      });
+    }
+
+    it('evaluates several policies all or nothing', async () => {
+      const l = await limiter([
+        tokenBucket({ capacity: 3, refillPerSecond: 1, name: 'burst' }),
+        fixedWindow({ limit: 4, windowMs: '1m', name: 'minute' }),
+      ]);
+      for (let i = 0; i < 3; i++) assert.equal((await l.consume('m')).allowed, true);
+      const denied = await l.consume('m');
+      assert.equal(denied.allowed, false);
+      const minute = denied.policies.find((p) => p.policy.name === 'minute');
+      assert.equal(minute?.remaining, 1, 'the denial spent nothing from the minute window');
+      clock.now += 1000;
+      assert.equal((await l.consume('m')).allowed, true);
+      const second = await l.consume('m');
+      assert.equal(second.allowed, false);
+      assert.equal(second.policies.find((p) => p.policy.name === 'minute')?.remaining, 0);
+    });
+
+    it('keeps scopes apart', async () => {
+      const a = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 1 }));
+      const b = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 1 }));
+      assert.equal((await a.consume('same')).allowed, true);
+      assert.equal((await b.consume('same')).allowed, true);
+      assert.equal((await a.consume('same')).allowed, false);
+    });
+  });
+}

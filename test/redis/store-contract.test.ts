@@ -1,0 +1,31 @@
+// The store contract on RedisStore, through its own ioredis connection and through an app-owned node-redis client.
+import { createClient } from 'redis';
+import { RedisStore } from '../../src/stores/redis/index.js';
+import { runStoreContract } from '../contract/store-contract.js';
+import { startRedisServer } from '../harness/redis-server.js';
+import { describeWithRedis } from '../harness/suite.js';
+
+describeWithRedis('RedisStore', () => {
+  runStoreContract('RedisStore (ioredis, owned connection)', async (clock) => {
+    const server = await startRedisServer();
+    const store = new RedisStore({ url: server.url, clock });
+    const close = async () => {
+      await store.close();
+      await server.stop();
+    };
+    return { store, close };
+  });
+
+  runStoreContract('RedisStore (node-redis, app-owned client)', async (clock) => {
+    const server = await startRedisServer();
+    const client = createClient({ url: server.url });
+    await client.connect();
+    const store = new RedisStore({ client, clock });
+    const close = async () => {
+      await store.close();
+      await client.close();
+      await server.stop();
+    };
+    return { store, close };
+  });
+});
