@@ -1,6 +1,6 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
-import type { StoreResponse } from './stores/store.js';
+import type { DegradedMode, StoreResponse } from './stores/store.js';
 
 export interface PolicyDecision extends PolicyResult {
   readonly policy: AnyPolicy;
@@ -20,8 +20,8 @@ export interface Decision {
   readonly nowMs: number;
   /** Every policy's result, in the limiter's order. */
   readonly policies: readonly PolicyDecision[];
-  /** True when the store was unreachable and the decision is the configured fail mode. */
-  readonly degraded?: boolean;
+  /** Set when the store was unreachable: which fail mode made this decision. */
+  readonly degraded?: DegradedMode;
 }
 
 /**
@@ -43,7 +43,8 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
     nowMs: response.nowMs,
     policies: decisions,
   };
-  const decision: Decision = response.degraded ? { ...base, degraded: true } : base;
+  const decision: Decision =
+    response.degraded === undefined ? base : { ...base, degraded: response.degraded };
   return !response.allowed && binding.retryAfterMs >= 0
     ? { ...decision, retryAfterMs: binding.retryAfterMs }
     : decision;

@@ -13,8 +13,9 @@ export const HEADER_STYLES: readonly HeaderStyle[] = ['draft-6', 'draft-10'];
 
 /** Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then. */
 export function rateLimitHeaders(decision: Decision, style: HeaderStyle = 'draft-6'): Record<string, string> {
-  // A degraded decision knows nothing of the client's quota: advertising one would be a guess.
-  const headers: Record<string, string> = decision.degraded
+  // A fail-open or fail-closed decision knows nothing of the client's quota: advertising one would be a guess.
+  const guessed = decision.degraded === 'fail-open' || decision.degraded === 'fail-closed';
+  const headers: Record<string, string> = guessed
     ? {}
     : style === 'draft-10'
       ? draft10(decision)

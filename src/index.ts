@@ -28,6 +28,7 @@ export {
 } from './policies/index.js';
 export { MemoryStore, type MemoryStoreOptions, sharedMemoryStore } from './stores/memory-store.js';
 export {
+  type DegradedMode,
   degradedResponse,
   isStore,
   type Store,

@@ -1,5 +1,5 @@
 // Fixed window: a counter per window, anchored at the first request so clients do not all reset at once.
-import { type Policy, policyName, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** `[windowStart, count]`: both are needed, so the state never relies on a key's expiry to mean anything. */
@@ -19,6 +19,7 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
     windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+    scale: (share) => fixedWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
 

@@ -37,6 +37,11 @@ export interface Policy<S = unknown> {
   readonly windowMs: number;
   readonly args: readonly number[];
   evaluate(state: S | undefined, nowMs: number, cost: number): Transition<S>;
+  /**
+   * The same policy with its quota and rate multiplied by `share` (0 < share <= 1), keeping at least one unit
+   * where the original had any: what one of N instances enforces on its own while the shared store is down.
+   */
+  scale(share: number): Policy<S>;
 }
 
 /** A policy of any state type, as stores and limiters hold them. */
@@ -57,6 +62,11 @@ export function policyName(options: PolicyNameOption, kind: PolicyKind): string 
     throw configError('name', 'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"', name);
   }
   return name;
+}
+
+/** A quota times a share, rounded down but never from some to none. */
+export function scaledQuota(quota: number, share: number): number {
+  return quota === 0 ? 0 : Math.max(1, Math.floor(quota * share));
 }
 
 /** The result for a request no waiting can admit (its cost is above the limit). */

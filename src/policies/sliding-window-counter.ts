@@ -1,6 +1,6 @@
 // Sliding window counter: two counters weighted by overlap (Cloudflare's approximation), O(1) state, and its Lua twin.
 import { floorDiv } from '../integer.js';
-import { type Policy, policyName, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** `[currentStart, previousCount, currentCount]`. */
@@ -22,6 +22,7 @@ export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWind
     windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+    scale: (share) => slidingWindowCounter({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
 

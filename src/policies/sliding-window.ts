@@ -1,6 +1,6 @@
 // Sliding window log: exact, one timestamp per unit admitted in the last window, and its Lua twin.
 import { configError } from '../errors.js';
-import { type Policy, policyName, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** Timestamps (ms) of admitted units, oldest first; a request of cost n adds n entries. */
@@ -29,6 +29,7 @@ export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState
     windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
+    scale: (share) => slidingWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
 

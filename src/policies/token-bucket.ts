@@ -2,7 +2,7 @@
 import { configError } from '../errors.js';
 import { ceilDiv, floorDiv } from '../integer.js';
 import { MAX_EXACT, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
-import { type Policy, type PolicyNameOption, policyName, type Transition } from './policy.js';
+import { type Policy, type PolicyNameOption, policyName, scaledQuota, type Transition } from './policy.js';
 
 export interface TokenBucketOptions extends PolicyNameOption {
   /** Most tokens held: the burst size. Defaults to `requestsPerMinute`. 0 rejects everything. */
@@ -44,6 +44,8 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     windowMs: ceilDiv(capacity * interval, 1000),
     args: [capacity, interval],
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
+    scale: (share) =>
+      tokenBucket({ name, capacity: scaledQuota(capacity, share), refillPerSecond: perSecond * share }),
   };
 }
 

@@ -106,6 +106,11 @@ export class MemoryStore implements Store {
     for (const [key, entry] of this.#entries) if (entry.expiresAt > nowMs) yield key;
   }
 
+  /** Forgets every bucket. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
   close(): void {
     clearInterval(this.#timer);
     this.#entries.clear();

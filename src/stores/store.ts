@@ -13,14 +13,20 @@ export interface StoreRequest {
   readonly failOpen?: boolean;
 }
 
+/**
+ * - `'fail-open'` / `'fail-closed'`: the fail mode answered; the results carry no real state.
+ * - `'fallback'`: a per-process store answered with a share of the limit; the results are real, but local.
+ */
+export type DegradedMode = 'fail-open' | 'fail-closed' | 'fallback';
+
 export interface StoreResponse {
   readonly allowed: boolean;
   /** Index-aligned with the request's policies. */
   readonly results: readonly PolicyResult[];
   /** The store's clock at evaluation (the Redis server's, for RedisStore), in epoch ms. */
   readonly nowMs: number;
-  /** The store could not decide; `allowed` is the fail mode's answer and `results` carry no real state. */
-  readonly degraded?: boolean;
+  /** Set when the store could not reach its data: how the answer was made instead. */
+  readonly degraded?: DegradedMode;
 }
 
 /**
@@ -57,5 +63,10 @@ export function degradedResponse(
   nowMs: number,
 ): StoreResponse {
   const result = { allowed: failOpen, remaining: 0, resetMs: 0, retryAfterMs: failOpen ? 0 : retryAfterMs };
-  return { allowed: failOpen, results: policies.map(() => result), nowMs, degraded: true };
+  return {
+    allowed: failOpen,
+    results: policies.map(() => result),
+    nowMs,
+    degraded: failOpen ? 'fail-open' : 'fail-closed',
+  };
 }

@@ -1,9 +1,11 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
 import { configError, TollgateError } from '../../errors.js';
 import type { Logger } from '../../gate.js';
-import type { PolicyResult } from '../../policies/policy.js';
-import { knownKeys, nonNegativeInteger, positiveInteger } from '../../validate.js';
+import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
+import { knownKeys, nonNegativeInteger, oneOf, positiveInteger } from '../../validate.js';
+import { MemoryStore } from '../memory-store.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
+import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
 import { policyArguments, SCRIPT, SCRIPT_SHA } from './script.js';
 
@@ -35,6 +37,15 @@ export interface RedisStoreOptions {
   readonly reconnectCooldownMs?: number;
   /** `Retry-After` given when failing closed. Default 1000 ms. */
   readonly degradedRetryAfterMs?: number;
+  /** Consecutive failures after which Redis is no longer waited on, only probed. Default 3. */
+  readonly breakerThreshold?: number;
+  /**
+   * What answers while Redis is down: `'none'` (default) is the fail mode; `'memory'` enforces the limit per
+   * process, scaled by `fallbackShare`.
+   */
+  readonly fallback?: 'none' | 'memory';
+  /** Share of each limit one process enforces in fallback; 1/N for N instances keeps the fleet near its limit. Default 1. */
+  readonly fallbackShare?: number;
   /** At most one error log line per this window. Default 5000 ms. */
   readonly logIntervalMs?: number;
   readonly logger?: Logger;
@@ -50,6 +61,10 @@ export interface RedisStoreMetrics {
   timeouts: number;
   /** Times the script was missing on a server (restart, failover, SCRIPT FLUSH) and was sent in full. */
   scriptReloads: number;
+  /** Decisions made by the memory fallback (also counted in degradedAllowed / degradedDenied). */
+  fallbackDecisions: number;
+  /** Times the circuit breaker opened. */
+  breakerTrips: number;
 }
 
 export interface RedisHealth {
@@ -78,6 +93,9 @@ const OPTIONS = [
   'reconnectCooldownMs',
   'degradedRetryAfterMs',
   'logIntervalMs',
+  'breakerThreshold',
+  'fallback',
+  'fallbackShare',
   'logger',
   'clock',
 ];
@@ -90,6 +108,8 @@ export class RedisStore implements Store {
     errors: 0,
     timeouts: 0,
     scriptReloads: 0,
+    fallbackDecisions: 0,
+    breakerTrips: 0,
   };
   readonly failOpen: boolean;
   readonly keyPrefix: string;
@@ -101,6 +121,10 @@ export class RedisStore implements Store {
   readonly #logIntervalMs: number;
   readonly #logger: Logger;
   readonly #clock: (() => number) | undefined;
+  readonly #breaker: CircuitBreaker;
+  readonly #fallback: MemoryStore | undefined;
+  readonly #fallbackShare: number;
+  readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
   #client: ScriptClient | undefined;
   #owned = false;
   #connecting: Promise<ScriptClient> | undefined;
@@ -126,13 +150,34 @@ export class RedisStore implements Store {
     if (typeof this.failOpen !== 'boolean') throw configError('failOpen', 'must be a boolean', this.failOpen);
     this.#commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 250);
     this.#connectTimeoutMs = positiveInteger('connectTimeoutMs', options.connectTimeoutMs ?? 1000);
-    positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
     this.#degradedRetryAfterMs = positiveInteger(
       'degradedRetryAfterMs',
       options.degradedRetryAfterMs ?? 1000,
     );
     this.#logIntervalMs = nonNegativeInteger('logIntervalMs', options.logIntervalMs ?? 5000);
     this.#logger = options.logger ?? console;
+    const fallback = oneOf('fallback', options.fallback ?? 'none', ['none', 'memory'] as const);
+    this.#fallbackShare = options.fallbackShare ?? 1;
+    if (typeof this.#fallbackShare !== 'number' || !(this.#fallbackShare > 0 && this.#fallbackShare <= 1)) {
+      throw configError('fallbackShare', 'must be a number in (0, 1]', this.#fallbackShare);
+    }
+    // The fallback keeps its own time: the server's clock is exactly what is missing.
+    this.#fallback =
+      fallback === 'memory' ? new MemoryStore({ clock: options.clock ?? Date.now }) : undefined;
+    this.#breaker = new CircuitBreaker({
+      threshold: positiveInteger('breakerThreshold', options.breakerThreshold ?? 3),
+      probeIntervalMs: positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000),
+      probe: async () => this.#withTimeout((await this.#ready()).ping(), this.#commandTimeoutMs),
+      onOpen: () => {
+        this.metrics.breakerTrips++;
+        this.#logger.warn('[tollgate] Redis keeps failing: circuit breaker open, probing in the background');
+      },
+      onClose: () => {
+        // Local counts say nothing about the shared state once Redis is back.
+        this.#fallback?.clear();
+        this.#logger.warn('[tollgate] Redis answers again: circuit breaker closed');
+      },
+    });
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw configError('clock', 'must be a function returning epoch milliseconds', options.clock);
     }
@@ -151,8 +196,13 @@ export class RedisStore implements Store {
     await this.#ready();
   }
 
+  /** True while Redis is not being waited on (see `breakerThreshold`). */
+  get breakerOpen(): boolean {
+    return this.#breaker.isOpen;
+  }
+
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    const failOpen = request.failOpen ?? this.failOpen;
+    if (this.#breaker.isOpen) return this.#degraded(request);
     try {
       let client = this.#client;
       // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
@@ -169,16 +219,17 @@ export class RedisStore implements Store {
       ];
       const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
       this.metrics.decisions++;
+      this.#breaker.success();
       return parseReply(reply, request.keys.length);
     } catch (error) {
       this.#logFailure(error);
-      if (failOpen) this.metrics.degradedAllowed++;
-      else this.metrics.degradedDenied++;
-      return degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, Date.now());
+      this.#breaker.failure();
+      return this.#degraded(request);
     }
   }
 
   async reset(keys: readonly string[]): Promise<void> {
+    this.#fallback?.reset(keys);
     const client = await this.#ready();
     // One DEL per key: a multi-key DEL would fail across cluster slots.
     await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
@@ -202,8 +253,34 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#breaker.stop();
+    this.#fallback?.close();
     const client = this.#client;
     if (client !== undefined && this.#owned) await client.close();
+  }
+
+  #degraded(request: StoreRequest): StoreResponse {
+    let response: StoreResponse;
+    if (this.#fallback === undefined) {
+      const failOpen = request.failOpen ?? this.failOpen;
+      response = degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, Date.now());
+    } else {
+      this.metrics.fallbackDecisions++;
+      const policies = this.#scaledPolicies(request.policies);
+      response = { ...this.#fallback.evaluate({ ...request, policies }), degraded: 'fallback' };
+    }
+    if (response.allowed) this.metrics.degradedAllowed++;
+    else this.metrics.degradedDenied++;
+    return response;
+  }
+
+  #scaledPolicies(policies: readonly AnyPolicy[]): readonly AnyPolicy[] {
+    let scaled = this.#scaled.get(policies);
+    if (scaled === undefined) {
+      scaled = policies.map((policy) => policy.scale(this.#fallbackShare));
+      this.#scaled.set(policies, scaled);
+    }
+    return scaled;
   }
 
   async #ready(): Promise<ScriptClient> {
