@@ -100,8 +100,8 @@ export class MemoryStore implements Store {
     return dropped;
   }
 
-  /** Scope-agnostic view for admin tooling: every live key. */
-  *keys(): IterableIterator<string> {
+  /** Every bucket key not yet at rest, for admin tooling. */
+  async *keys(): AsyncIterable<string> {
     const nowMs = this.#clock();
     for (const [key, entry] of this.#entries) if (entry.expiresAt > nowMs) yield key;
   }

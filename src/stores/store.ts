@@ -38,6 +38,8 @@ export interface Store {
   evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
   /** Forgets the given keys. */
   reset(keys: readonly string[]): void | Promise<void>;
+  /** Every key the store holds (without any prefix), for admin tooling; across all nodes of a cluster. */
+  keys?(): AsyncIterable<string>;
   /** Releases timers and connections. */
   close?(): void | Promise<void>;
 }

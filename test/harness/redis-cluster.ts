@@ -69,6 +69,10 @@ const CLUSTER_ARGS = [
   // A master waits up to 10 s for replicas on SIGTERM; pointless for throwaway data.
   '--shutdown-timeout',
   '0',
+  // What Tollgate's docs recommend for rate limiting: a downed master must cost only its own slots, not
+  // make every node refuse every query until a replica takes over.
+  '--cluster-require-full-coverage',
+  'no',
 ];
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,30 +1,52 @@
-// The small client contract the Redis store needs, met by ioredis and node-redis clients (single node or cluster).
+// The small client contract the Redis store needs, met by ioredis and node-redis clients, single node or cluster.
 import { TollgateError } from '../../errors.js';
+import { clusterSlot } from './cluster-slot.js';
 
 export interface ScriptClient {
   readonly library: 'ioredis' | 'node-redis';
+  readonly isCluster: boolean;
   /** True when a command sent now would be written to a live connection rather than fail or queue. */
   isReady(): boolean;
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   eval(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  ping(): Promise<unknown>;
+  /** Answers from the node that owns `key` (a cluster routes it), or the only node. */
+  exists(key: string): Promise<unknown>;
+  /** Names the node that owns `key` now, so a failure on one master is not blamed on the others. */
+  shardOf(key: string): string;
+  /** Every key matching `pattern`, across every master of a cluster. */
+  scan(pattern: string): AsyncIterable<string>;
   /** Opens the connection if the client has not (an owned client starts closed). */
   connect(): Promise<void>;
   /** Closes the connection; for owned clients only. */
   close(): Promise<void>;
 }
 
+type Keys = string | string[];
+
+interface IoRedisNode {
+  scanStream(options: { match: string; count: number }): AsyncIterable<string[]>;
+}
+
 /** The parts of an ioredis `Redis` or `Cluster` used here. */
 export interface IoRedisLike {
   readonly status: string;
+  readonly isCluster?: boolean;
+  /** Cluster only: per slot, the node keys ("host:port"), master first. */
+  readonly slots?: readonly (readonly string[])[];
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  ping(): Promise<unknown>;
+  exists(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  scanStream?(options: { match: string; count: number }): AsyncIterable<string[]>;
+  nodes?(role: 'master'): IoRedisNode[];
+}
+
+interface NodeRedisScanner {
+  scanIterator(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
 }
 
 /** The parts of a node-redis client (v4 to v6) or cluster used here. */
@@ -34,12 +56,20 @@ export interface NodeRedisLike {
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   del(key: string): Promise<unknown>;
+  exists(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
+  scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
+  /** Cluster only. */
+  readonly slots?: readonly ({ readonly master: { readonly address: string } } | undefined)[];
+  readonly masters?: readonly object[];
+  nodeClient?(node: object): Promise<NodeRedisScanner>;
 }
 
 export type RedisClientLike = IoRedisLike | NodeRedisLike;
+
+const SCAN_COUNT = 1000;
 
 export function adaptClient(client: unknown): ScriptClient {
   const candidate = client as Partial<NodeRedisLike & IoRedisLike> | null;
@@ -55,13 +85,21 @@ export function adaptClient(client: unknown): ScriptClient {
 }
 
 function ioredis(client: IoRedisLike): ScriptClient {
+  const isCluster = client.isCluster === true;
   return {
     library: 'ioredis',
+    isCluster,
     isReady: () => client.status === 'ready',
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
     del: (key) => client.del(key),
-    ping: () => client.ping(),
+    exists: (key) => client.exists(key),
+    shardOf: (key) =>
+      isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? `slot ${clusterSlot(key)}`) : '',
+    scan: (pattern) => {
+      const nodes = isCluster ? (client.nodes?.('master') ?? []) : [client as IoRedisNode];
+      return flatten(nodes.map((node) => node.scanStream({ match: pattern, count: SCAN_COUNT })));
+    },
     connect: async () => {
       if (client.status === 'wait') await client.connect();
     },
@@ -72,17 +110,33 @@ function ioredis(client: IoRedisLike): ScriptClient {
 }
 
 function nodeRedis(client: NodeRedisLike): ScriptClient {
+  const isCluster = client.masters !== undefined;
+  const options = (keys: readonly string[], args: readonly string[]) => ({
+    keys: keys as string[],
+    arguments: args as string[],
+  });
   return {
     library: 'node-redis',
+    isCluster,
     isReady: () => client.isReady,
-    evalsha: (sha, keys, args) =>
-      client.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
-    eval: (script, keys, args) =>
-      client.eval(script, { keys: keys as string[], arguments: args as string[] }),
+    evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),
+    eval: (script, keys, args) => client.eval(script, options(keys, args)),
     del: (key) => client.del(key),
-    // Cluster clients have no connection-level PING; a script-free read on any key would do, but every
-    // supported version has sendCommand on single clients and ping on both.
-    ping: () => (client as unknown as { ping(): Promise<unknown> }).ping(),
+    exists: (key) => client.exists(key),
+    shardOf: (key) =>
+      isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? `slot ${clusterSlot(key)}`) : '',
+    scan: (pattern) => {
+      const scanners: Promise<NodeRedisScanner>[] = isCluster
+        ? (client.masters ?? []).map((master) =>
+            (client.nodeClient as (node: object) => Promise<NodeRedisScanner>)(master),
+          )
+        : [Promise.resolve(client as NodeRedisScanner)];
+      return flatten(
+        scanners.map(async function* (scanner) {
+          yield* (await scanner).scanIterator({ MATCH: pattern, COUNT: SCAN_COUNT });
+        }),
+      );
+    },
     connect: async () => {
       if (!client.isOpen) await client.connect();
     },
@@ -90,4 +144,14 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
       if (client.isOpen) await (client.close?.() ?? client.quit?.());
     },
   };
+}
+
+/** One stream of keys from several per-node scans (node-redis v4 yields keys, later versions arrays of keys). */
+async function* flatten(sources: AsyncIterable<Keys>[]): AsyncIterable<string> {
+  for (const source of sources) {
+    for await (const batch of source) {
+      if (typeof batch === 'string') yield batch;
+      else yield* batch;
+    }
+  }
 }

@@ -5,4 +5,5 @@ export {
   RedisStore,
   type RedisStoreMetrics,
   type RedisStoreOptions,
+  type RootNode,
 } from './redis-store.js';

@@ -21,6 +21,8 @@ export interface RedisStoreOptions {
   readonly db?: number;
   /** Merged into the connection options (TLS and the like). */
   readonly socket?: Readonly<Record<string, unknown>>;
+  /** Redis Cluster: the nodes to discover the cluster from. Switches the store's own connection to cluster mode. */
+  readonly rootNodes?: readonly RootNode[];
   /** Key namespace. Default 'ratelimit:'. */
   readonly keyPrefix?: string;
   /** Bounds of the TTL derived from each bucket's own refill or window time. Defaults 60 / 86400 / 60. */
@@ -53,6 +55,8 @@ export interface RedisStoreOptions {
   readonly clock?: () => number;
 }
 
+export type RootNode = { readonly url: string } | { readonly host: string; readonly port: number };
+
 export interface RedisStoreMetrics {
   decisions: number;
   degradedAllowed: number;
@@ -83,6 +87,7 @@ const OPTIONS = [
   'password',
   'db',
   'socket',
+  'rootNodes',
   'keyPrefix',
   'minTtlSeconds',
   'maxTtlSeconds',
@@ -121,7 +126,10 @@ export class RedisStore implements Store {
   readonly #logIntervalMs: number;
   readonly #logger: Logger;
   readonly #clock: (() => number) | undefined;
-  readonly #breaker: CircuitBreaker;
+  /** One breaker per node (a cluster's masters fail alone), created on first failure. */
+  readonly #breakers = new Map<string, CircuitBreaker>();
+  readonly #breakerThreshold: number;
+  readonly #probeIntervalMs: number;
   readonly #fallback: MemoryStore | undefined;
   readonly #fallbackShare: number;
   readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
@@ -164,26 +172,24 @@ export class RedisStore implements Store {
     // The fallback keeps its own time: the server's clock is exactly what is missing.
     this.#fallback =
       fallback === 'memory' ? new MemoryStore({ clock: options.clock ?? Date.now }) : undefined;
-    this.#breaker = new CircuitBreaker({
-      threshold: positiveInteger('breakerThreshold', options.breakerThreshold ?? 3),
-      probeIntervalMs: positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000),
-      probe: async () => this.#withTimeout((await this.#ready()).ping(), this.#commandTimeoutMs),
-      onOpen: () => {
-        this.metrics.breakerTrips++;
-        this.#logger.warn('[tollgate] Redis keeps failing: circuit breaker open, probing in the background');
-      },
-      onClose: () => {
-        // Local counts say nothing about the shared state once Redis is back.
-        this.#fallback?.clear();
-        this.#logger.warn('[tollgate] Redis answers again: circuit breaker closed');
-      },
-    });
+    this.#breakerThreshold = positiveInteger('breakerThreshold', options.breakerThreshold ?? 3);
+    this.#probeIntervalMs = positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw configError('clock', 'must be a function returning epoch milliseconds', options.clock);
     }
     this.#clock = options.clock;
+    if (options.rootNodes !== undefined) validateClusterOptions(options);
     if (options.client !== undefined) {
-      for (const own of ['url', 'host', 'port', 'username', 'password', 'db', 'socket'] as const) {
+      for (const own of [
+        'url',
+        'host',
+        'port',
+        'username',
+        'password',
+        'db',
+        'socket',
+        'rootNodes',
+      ] as const) {
         if (options[own] !== undefined)
           throw configError(own, 'cannot be combined with `client` (configure the client)');
       }
@@ -196,13 +202,16 @@ export class RedisStore implements Store {
     await this.#ready();
   }
 
-  /** True while Redis is not being waited on (see `breakerThreshold`). */
+  /** True while some Redis node is not being waited on (see `breakerThreshold`). */
   get breakerOpen(): boolean {
-    return this.#breaker.isOpen;
+    for (const breaker of this.#breakers.values()) if (breaker.isOpen) return true;
+    return false;
   }
 
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    if (this.#breaker.isOpen) return this.#degraded(request);
+    const firstKey = this.keyPrefix + (request.keys[0] as string);
+    const shard = this.#client?.shardOf(firstKey) ?? '';
+    if (this.#breakers.get(shard)?.isOpen) return this.#degraded(request);
     try {
       let client = this.#client;
       // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
@@ -219,13 +228,20 @@ export class RedisStore implements Store {
       ];
       const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
       this.metrics.decisions++;
-      this.#breaker.success();
+      this.#breakers.get(shard)?.success();
       return parseReply(reply, request.keys.length);
     } catch (error) {
       this.#logFailure(error);
-      this.#breaker.failure();
+      this.#breakerFor(shard, firstKey).failure();
       return this.#degraded(request);
     }
+  }
+
+  /** Every bucket key this store holds (without the prefix), across every master of a cluster. */
+  async *keys(): AsyncIterable<string> {
+    const client = await this.#ready();
+    const pattern = `${this.keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+    for await (const key of client.scan(pattern)) yield key.slice(this.keyPrefix.length);
   }
 
   async reset(keys: readonly string[]): Promise<void> {
@@ -240,7 +256,7 @@ export class RedisStore implements Store {
     const started = performance.now();
     try {
       const client = await this.#ready();
-      await this.#withTimeout(client.ping(), this.#commandTimeoutMs);
+      await this.#withTimeout(client.exists(`${this.keyPrefix}health`), this.#commandTimeoutMs);
       return {
         ok: true,
         latencyMs: Math.round((performance.now() - started) * 100) / 100,
@@ -253,10 +269,36 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#breaker.stop();
+    for (const breaker of this.#breakers.values()) breaker.stop();
     this.#fallback?.close();
     const client = this.#client;
     if (client !== undefined && this.#owned) await client.close();
+  }
+
+  #breakerFor(shard: string, probeKey: string): CircuitBreaker {
+    let breaker = this.#breakers.get(shard);
+    if (breaker === undefined) {
+      const where = shard === '' ? 'Redis' : `Redis node ${shard}`;
+      breaker = new CircuitBreaker({
+        threshold: this.#breakerThreshold,
+        probeIntervalMs: this.#probeIntervalMs,
+        // A read of a key on the failing node: routed like the decisions that failed, and costs nothing.
+        probe: async () => this.#withTimeout((await this.#ready()).exists(probeKey), this.#commandTimeoutMs),
+        onOpen: () => {
+          this.metrics.breakerTrips++;
+          this.#logger.warn(
+            `[tollgate] ${where} keeps failing: circuit breaker open, probing in the background`,
+          );
+        },
+        onClose: () => {
+          // Local counts say nothing about the shared state once Redis is back.
+          if (!this.breakerOpen) this.#fallback?.clear();
+          this.#logger.warn(`[tollgate] ${where} answers again: circuit breaker closed`);
+        },
+      });
+      this.#breakers.set(shard, breaker);
+    }
+    return breaker;
   }
 
   #degraded(request: StoreRequest): StoreResponse {
@@ -370,7 +412,7 @@ async function createOwnedClient(
   options: RedisStoreOptions,
   connectTimeoutMs: number,
 ): Promise<ScriptClient> {
-  const { Redis } = await import('ioredis').catch((cause: unknown) => {
+  const { Redis, Cluster } = await import('ioredis').catch((cause: unknown) => {
     throw new TollgateError(
       'ERR_TOLLGATE_CONFIG',
       'RedisStore needs the `ioredis` package (npm install ioredis), or pass `client`',
@@ -378,22 +420,64 @@ async function createOwnedClient(
     );
   });
   const cooldown = options.reconnectCooldownMs ?? 1000;
-  const common = {
-    lazyConnect: true,
+  const connection = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: connectTimeoutMs,
-    retryStrategy: () => cooldown,
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
-    ...(options.db === undefined ? {} : { db: options.db }),
     ...options.socket,
   };
-  const client =
-    options.url === undefined
-      ? new Redis({ host: options.host ?? '127.0.0.1', port: options.port ?? 6379, ...common })
-      : new Redis(options.url, common);
+  let client: InstanceType<typeof Redis> | InstanceType<typeof Cluster>;
+  if (options.rootNodes !== undefined) {
+    client = new Cluster(options.rootNodes.map(rootNode), {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: () => cooldown,
+      slotsRefreshTimeout: connectTimeoutMs,
+      redisOptions: connection,
+    });
+  } else {
+    const single = {
+      ...connection,
+      lazyConnect: true,
+      retryStrategy: () => cooldown,
+      ...(options.db === undefined ? {} : { db: options.db }),
+    };
+    client =
+      options.url === undefined
+        ? new Redis({ host: options.host ?? '127.0.0.1', port: options.port ?? 6379, ...single })
+        : new Redis(options.url, single);
+  }
   // Errors surface through the decisions that hit them; an unhandled 'error' event would crash the process.
   client.on('error', () => {});
   return adaptClient(client);
+}
+
+function rootNode(node: RootNode): { host: string; port: number } {
+  if ('url' in node) {
+    const url = new URL(node.url);
+    return { host: url.hostname, port: Number(url.port || 6379) };
+  }
+  return { host: node.host, port: node.port };
+}
+
+function validateClusterOptions(options: RedisStoreOptions): void {
+  const { rootNodes } = options;
+  if (!Array.isArray(rootNodes) || rootNodes.length === 0) {
+    throw configError('rootNodes', 'must be a non-empty array of { url } or { host, port }', rootNodes);
+  }
+  for (const node of rootNodes as unknown[]) {
+    const candidate = node as Partial<{ url: unknown; host: unknown; port: unknown }> | null;
+    const valid =
+      typeof candidate?.url === 'string' ||
+      (typeof candidate?.host === 'string' && Number.isInteger(candidate.port));
+    if (!valid) throw configError('rootNodes', 'entries must be { url } or { host, port }', node);
+  }
+  if (options.db !== undefined) {
+    throw configError('db', 'is not supported in cluster mode (Redis Cluster is always db 0)', options.db);
+  }
+  for (const single of ['url', 'host', 'port'] as const) {
+    if (options[single] !== undefined) throw configError(single, 'cannot be combined with `rootNodes`');
+  }
 }
