@@ -95,7 +95,7 @@ export function createGate<Req>(
   options: GateOptions<Req>,
   adapter: {
     readonly name: string;
-    readonly identifier: (req: Req) => Identity;
+    readonly identifier: (req: Req) => Identity | Promise<Identity>;
     readonly options?: readonly string[];
   },
 ): Gate<Req> {

@@ -1,0 +1,61 @@
+// Hono 4 middleware on Web-standard Request/Response: usable on Node, Bun, Deno, Workers or any fetch server.
+import type { Context, MiddlewareHandler } from 'hono';
+import type { GetConnInfo } from 'hono/conninfo';
+import type { Decision } from '../decision.js';
+import { TollgateError } from '../errors.js';
+import { createGate, type GateOptions, type Identity } from '../gate.js';
+import { optionalFunction } from '../validate.js';
+
+export interface HonoRateLimitOptions extends GateOptions<Context> {
+  /** Answers a rejected request yourself; the rate-limit headers are added to the Response you return. */
+  readonly handler?: (c: Context, decision: Decision) => Response | Promise<Response>;
+}
+
+export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler {
+  const gate = createGate(options, {
+    name: 'rateLimit',
+    identifier: nodeClientAddress(),
+    options: ['handler'],
+  });
+  const handler = optionalFunction('handler', options.handler);
+
+  return async (c, next) => {
+    const outcome = await gate.check(c);
+    if (outcome.action === 'fail') {
+      c.res = Response.json(outcome.body, { status: outcome.status });
+      return;
+    }
+    if (outcome.action === 'next') await next();
+    else if (handler === undefined) c.res = Response.json(outcome.body, { status: outcome.status });
+    else c.res = await handler(c, outcome.decision);
+    // Set on the final Response, so they reach it however it was built (c.json or a bare Response); Hono's own
+    // cors and timing middleware write c.res.headers the same way.
+    for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+  };
+}
+
+/**
+ * The default identifier: the socket address from @hono/node-server's connection info. It is imported on first
+ * use, so that apps passing `identifier` (or running elsewhere) never need that package.
+ *
+ * A missing address is reported per request (a logged configuration error and a 500), not at wire-up: whether
+ * a connection address exists depends on the server that delivers each request (@hono/node-server, Bun, a
+ * Worker, `app.request()` in tests), which this synchronous factory cannot see. Checking only that the package
+ * is installed would pass apps it cannot serve.
+ */
+function nodeClientAddress(): (c: Context) => Promise<Identity> {
+  let getConnInfo: Promise<GetConnInfo> | undefined;
+  return async (c) => {
+    getConnInfo ??= import('@hono/node-server/conninfo').then((module) => module.getConnInfo);
+    try {
+      return (await getConnInfo)(c).remote.address;
+    } catch (cause) {
+      throw new TollgateError(
+        'ERR_TOLLGATE_CONFIG',
+        '`identifier` is required unless the app is served by @hono/node-server, whose connection info gives ' +
+          'the client address; pass `identifier: (c) => ...` (e.g. from a trusted proxy header).',
+        { option: 'identifier', cause },
+      );
+    }
+  };
+}

@@ -1,0 +1,56 @@
+// Plain node:http: a check that answers rejections itself and tells the caller whether to go on, and a wrapper.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Decision } from '../decision.js';
+import { createGate, type GateOptions } from '../gate.js';
+import { optionalFunction } from '../validate.js';
+
+export interface NodeRateLimitOptions extends GateOptions<IncomingMessage> {
+  /** Answers a rejected request yourself and ends `res` (status and headers are already set). */
+  readonly handler?: (req: IncomingMessage, res: ServerResponse, decision: Decision) => unknown;
+}
+
+/** Resolves true when the request may go on, false when the limiter has already answered it. */
+export type NodeRateLimit = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
+  const gate = createGate(options, {
+    name: 'rateLimit',
+    identifier: (req) => req.socket.remoteAddress,
+    options: ['handler'],
+  });
+  const handler = optionalFunction('handler', options.handler);
+
+  return async (req, res) => {
+    const outcome = await gate.check(req);
+    if (outcome.action === 'fail') {
+      sendJson(res, outcome.status, outcome.body);
+      return false;
+    }
+    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    if (outcome.action === 'next') return true;
+    if (handler === undefined) {
+      sendJson(res, outcome.status, outcome.body);
+    } else {
+      res.statusCode = outcome.status;
+      await handler(req, res, outcome.decision);
+    }
+    return false;
+  };
+}
+
+/** `createServer(withRateLimit(options, handler))`: `handler` runs only for requests the limiter lets through. */
+export function withRateLimit(
+  options: NodeRateLimitOptions,
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const limit = rateLimit(options);
+  return async (req, res) => {
+    if (await limit(req, res)) await handler(req, res);
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,72 @@
+// The adapter contract on Express 5 and Express 4, plus Express's own trust-proxy safeguards.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { describe, it } from 'node:test';
+import express from 'express';
+import express4 from 'express4';
+import { rateLimit } from '../../src/adapters/express.js';
+import { createLimiter } from '../../src/limiter.js';
+import { tokenBucket } from '../../src/policies/token-bucket.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import {
+  listen,
+  type MakeApp,
+  request,
+  runAdapterContract,
+  silentLogger,
+  unitsLeft,
+} from '../contract/adapter-contract.js';
+
+function expressApp(createApp: typeof express): MakeApp {
+  return async ({ handler, ...options }) => {
+    const app = createApp();
+    app.use(
+      rateLimit({
+        ...options,
+        ...(handler === undefined
+          ? {}
+          : {
+              handler: (_req, res, _next, decision) => {
+                const answer = handler(decision);
+                res.status(answer.status).json(answer.body);
+              },
+            }),
+      }),
+    );
+    app.get('/', (_req, res) => {
+      res.json({ ok: true });
+    });
+    return listen(createServer(app));
+  };
+}
+
+for (const [name, createApp] of [
+  ['Express 5', express],
+  ['Express 4', express4],
+] as const) {
+  runAdapterContract(name, expressApp(createApp));
+
+  describe(`${name}: X-Forwarded-For while 'trust proxy' is off`, () => {
+    it('warns exactly once, and a spoofed header does not pick the bucket', async () => {
+      const limiter = createLimiter({
+        policy: tokenBucket({ capacity: 2, refillPerSecond: 0 }),
+        store: new MemoryStore({ autoCleanup: false }),
+      });
+      const logger = silentLogger();
+      const app = await expressApp(createApp)({ limiter, logger });
+      try {
+        const statuses = [];
+        for (const spoofed of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
+          statuses.push((await request(app, { 'X-Forwarded-For': spoofed })).status);
+        }
+        assert.deepEqual(statuses, [200, 200, 429]);
+        assert.equal(logger.warn.mock.callCount(), 1);
+        assert.match(String(logger.warn.mock.calls[0]?.arguments[0]), /trust proxy/);
+        assert.equal(await unitsLeft(limiter), 0);
+        assert.equal(await unitsLeft(limiter, '203.0.113.1'), 2);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,98 @@
+// The adapter contract on Fastify 5, plus per-route overrides through route `config.rateLimit`.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { rateLimit } from '../../src/adapters/fastify.js';
+import { createLimiter } from '../../src/limiter.js';
+import { tokenBucket } from '../../src/policies/token-bucket.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import { CLIENT, type ContractApp, runAdapterContract, unitsLeft } from '../contract/adapter-contract.js';
+
+async function listenFastify(app: FastifyInstance): Promise<ContractApp> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+runAdapterContract('Fastify', async ({ handler, ...options }) => {
+  const app = Fastify();
+  await app.register(rateLimit, {
+    ...options,
+    ...(handler === undefined
+      ? {}
+      : {
+          handler: (_request, reply, decision) => {
+            const answer = handler(decision);
+            reply.code(answer.status);
+            return answer.body;
+          },
+        }),
+  });
+  app.get('/', async () => ({ ok: true }));
+  return listenFastify(app);
+});
+
+describe('Fastify per-route config.rateLimit', () => {
+  const bucket = (capacity: number) =>
+    createLimiter({
+      policy: tokenBucket({ capacity, refillPerSecond: 0 }),
+      store: new MemoryStore({ autoCleanup: false }),
+    });
+
+  async function statuses(app: FastifyInstance, url: string, count: number): Promise<number[]> {
+    const result = [];
+    for (let i = 0; i < count; i++)
+      result.push((await app.inject({ url, remoteAddress: CLIENT })).statusCode);
+    return result;
+  }
+
+  it('false leaves a route unlimited; a route without limiter options shares the plugin limiter', async () => {
+    const limiter = bucket(3);
+    const app = Fastify();
+    // Declared before the plugin loads: the app-wide hook still covers it.
+    app.get('/early', async () => 'early');
+    await app.register(rateLimit, { limiter });
+    app.get('/open', { config: { rateLimit: false } }, async () => 'open');
+    app.get('/double', { config: { rateLimit: { cost: 2 } } }, async () => 'double');
+    try {
+      assert.deepEqual(await statuses(app, '/open', 5), [200, 200, 200, 200, 200]);
+      assert.deepEqual(await statuses(app, '/double', 1), [200]);
+      assert.deepEqual(await statuses(app, '/early', 2), [200, 429]);
+      assert.equal((await app.inject('/nowhere')).statusCode, 429);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a route with its own limit counts in its own buckets, on the plugin store', async () => {
+    const store = new MemoryStore({ autoCleanup: false });
+    const app = Fastify();
+    await app.register(rateLimit, { requestsPerMinute: 10, store, scope: 'app' });
+    app.get('/', async () => 'app');
+    app.get('/strict', { config: { rateLimit: { requestsPerMinute: 1, scope: 'strict' } } }, async () => 's');
+    // Twins of both limiters on the same store read the buckets each route spent from.
+    const twin = (requestsPerMinute: number, scope: string) =>
+      createLimiter({ policy: tokenBucket({ requestsPerMinute }), store, scope });
+    try {
+      assert.deepEqual(await statuses(app, '/strict', 2), [200, 429]);
+      assert.equal(await unitsLeft(twin(1, 'strict')), 0);
+      assert.equal(await unitsLeft(twin(10, 'app')), 10);
+      assert.deepEqual(await statuses(app, '/', 1), [200]);
+      assert.equal(await unitsLeft(twin(10, 'app')), 9);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('rejects a bad route config when the route is declared', async () => {
+    const app = Fastify();
+    await app.register(rateLimit, { limiter: bucket(1) });
+    assert.throws(
+      () => app.get('/bad', { config: { rateLimit: { statusCode: 200 } } }, async () => 'bad'),
+      (error: { code?: unknown; option?: unknown }) =>
+        error.code === 'ERR_TOLLGATE_CONFIG' && error.option === 'statusCode',
+    );
+    await app.close();
+  });
+});

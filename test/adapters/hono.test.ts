@@ -1,0 +1,69 @@
+// The adapter contract on Hono 4 served by @hono/node-server, and the identifier outside Node's server.
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { describe, it } from 'node:test';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { rateLimit } from '../../src/adapters/hono.js';
+import { createLimiter } from '../../src/limiter.js';
+import { tokenBucket } from '../../src/policies/token-bucket.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import { listen, runAdapterContract, silentLogger } from '../contract/adapter-contract.js';
+
+runAdapterContract('Hono', async ({ handler, ...options }) => {
+  const app = new Hono();
+  app.use(
+    rateLimit({
+      ...options,
+      ...(handler === undefined
+        ? {}
+        : {
+            handler: (_c, decision) => {
+              const answer = handler(decision);
+              return Response.json(answer.body, { status: answer.status });
+            },
+          }),
+    }),
+  );
+  app.get('/', (c) => c.json({ ok: true }));
+  return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
+});
+
+describe('Hono without @hono/node-server (app.request, as in a Worker or a test)', () => {
+  const limiter = () =>
+    createLimiter({
+      policy: tokenBucket({ capacity: 1, refillPerSecond: 0 }),
+      store: new MemoryStore({ autoCleanup: false }),
+    });
+
+  it('limits by the given identifier', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ limiter: limiter(), identifier: (c) => c.req.header('x-api-key') }));
+    app.get('/', (c) => c.text('ok'));
+    const get = (key: string) => app.request('/', { headers: { 'x-api-key': key } });
+    assert.equal((await get('a')).status, 200);
+    assert.equal((await get('a')).status, 429);
+    assert.equal((await get('b')).status, 200);
+  });
+
+  it('answers 500 and logs a configuration error naming `identifier` when there is no connection info', async () => {
+    const logger = silentLogger();
+    const app = new Hono();
+    app.use(rateLimit({ limiter: limiter(), logger }));
+    app.get('/', (c) => c.text('ok'));
+    const response = await app.request('/');
+    assert.equal(response.status, 500);
+    const [, error] = logger.error.mock.calls[0]?.arguments ?? [];
+    assert.equal((error as { code?: unknown }).code, 'ERR_TOLLGATE_CONFIG');
+    assert.equal((error as { option?: unknown }).option, 'identifier');
+  });
+
+  it('puts the headers on a bare Response returned by the route', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ limiter: limiter(), identifier: () => 'client' }));
+    app.get('/', () => new Response('plain'));
+    const response = await app.request('/');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('RateLimit-Remaining'), '0');
+  });
+});

@@ -1,0 +1,104 @@
+// Every subpath loads from the built dist/ through the package's own exports, and optional frameworks stay unloaded.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, string | { default: string }>;
+};
+
+/** Subpath -> its built file, for every entry point except package.json. */
+const entries = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
+  typeof target === 'object' ? [{ subpath, file: resolve(root, target.default) }] : [],
+);
+
+/** What each subpath must export; a subpath missing here fails, so a new entry point cannot go unchecked. */
+const EXPECTED: Record<string, readonly string[]> = {
+  '.': ['createLimiter', 'createGate', 'MemoryStore', 'rateLimitHeaders', 'tokenBucket', 'TollgateError'],
+  './express': ['rateLimit'],
+  './fastify': ['rateLimit'],
+  './hono': ['rateLimit'],
+  './koa': ['rateLimit'],
+  './node': ['rateLimit', 'withRateLimit'],
+  './redis': ['RedisStore'],
+};
+
+const OPTIONAL_FRAMEWORKS = /^(fastify|fastify-plugin|hono|@hono\/|koa)(\/|$)/;
+
+/** The bare specifiers a built module reaches, statically or through import(), across its relative imports. */
+function reachableBareImports(entry: string): { static: Set<string>; dynamic: Set<string> } {
+  const found = { static: new Set<string>(), dynamic: new Set<string>() };
+  const seen = new Set<string>();
+  const visit = (file: string, kind: 'static' | 'dynamic') => {
+    if (seen.has(`${kind}:${file}`)) return;
+    seen.add(`${kind}:${file}`);
+    const source = readFileSync(file, 'utf8');
+    for (const match of source.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*(\()?\s*['"]([^'"]+)['"]/g)) {
+      const specifier = match[1] ?? match[3] ?? '';
+      const edge = kind === 'dynamic' || match[2] !== undefined ? 'dynamic' : 'static';
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier), edge);
+      else found[edge].add(specifier);
+    }
+  };
+  visit(entry, 'static');
+  return found;
+}
+
+describe('import smoke test on dist/', () => {
+  before(() => {
+    // CI builds first; build here only when an entry point has no output yet (a fresh checkout).
+    const sources = entries.filter(({ file }) => existsSync(sourceOf(file)));
+    if (sources.some(({ file }) => !existsSync(file))) execFileSync('npm', ['run', 'build'], { cwd: root });
+  });
+
+  for (const { subpath, file } of entries) {
+    const specifier = subpath === '.' ? manifest.name : `${manifest.name}${subpath.slice(1)}`;
+    const unbuilt = existsSync(sourceOf(file)) ? false : `src/ has no ${subpath} entry point yet`;
+    it(`import('${specifier}') has its exports`, { skip: unbuilt }, async () => {
+      const expected = EXPECTED[subpath];
+      assert.ok(expected, `add the expected exports of ${subpath} to EXPECTED`);
+      const module = (await import(specifier)) as Record<string, unknown>;
+      for (const name of expected)
+        assert.equal(typeof module[name], 'function', `${specifier} exports ${name}`);
+    });
+  }
+
+  it('the Fastify plugin skips encapsulation, as fastify-plugin would', async () => {
+    const { rateLimit } = (await import(`${manifest.name}/fastify`)) as Record<
+      string,
+      Record<symbol, unknown>
+    >;
+    assert.equal(rateLimit?.[Symbol.for('skip-override')], true);
+  });
+
+  for (const subpath of ['.', './express']) {
+    it(`${subpath} never loads Fastify, Hono or Koa`, () => {
+      const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
+      const { static: statically, dynamic } = reachableBareImports(file);
+      const frameworks = [...statically, ...dynamic].filter((specifier) =>
+        OPTIONAL_FRAMEWORKS.test(specifier),
+      );
+      assert.deepEqual(frameworks, []);
+    });
+  }
+
+  it('./hono loads @hono/node-server only on demand', () => {
+    const file = entries.find((entry) => entry.subpath === './hono')?.file ?? '';
+    const { static: statically, dynamic } = reachableBareImports(file);
+    assert.deepEqual(
+      [...statically].filter((specifier) => specifier.startsWith('@hono/')),
+      [],
+    );
+    assert.ok(dynamic.has('@hono/node-server/conninfo'));
+  });
+});
+
+/** dist/x/y.js -> src/x/y.ts */
+function sourceOf(built: string): string {
+  return resolve(root, 'src', built.slice(resolve(root, 'dist').length + 1).replace(/\.js$/, '.ts'));
+}

@@ -1,0 +1,27 @@
+// The adapter contract on Koa 3.
+import { createServer } from 'node:http';
+import Koa from 'koa';
+import { rateLimit } from '../../src/adapters/koa.js';
+import { listen, runAdapterContract } from '../contract/adapter-contract.js';
+
+runAdapterContract('Koa', async ({ handler, ...options }) => {
+  const app = new Koa();
+  app.use(
+    rateLimit({
+      ...options,
+      ...(handler === undefined
+        ? {}
+        : {
+            handler: (ctx, decision) => {
+              const answer = handler(decision);
+              ctx.status = answer.status;
+              ctx.body = answer.body;
+            },
+          }),
+    }),
+  );
+  app.use((ctx) => {
+    ctx.body = { ok: true };
+  });
+  return listen(createServer(app.callback()));
+});
