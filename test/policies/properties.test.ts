@@ -1,0 +1,716 @@
+// Property tests (fast-check): every policy against a naive reference model on random traces, plus its invariants.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  type AnyPolicy,
+  evaluatePolicies,
+  fixedWindow,
+  type PolicyResult,
+  slidingWindow,
+  slidingWindowCounter,
+  tokenBucket,
+} from '../../src/index.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reference models. Each is written from the documented behaviour, not from the implementation: explicit window
+// lists, arrays of timestamps, event lists on a grid, a token level refilled by elapsed time. Retry hints of the
+// window models are found by trying every later millisecond.
+
+interface Model {
+  /** The expected result of a request of `cost` at `t`; admits it (records it) when `commit` and allowed. */
+  decide(t: number, cost: number, commit: boolean): PolicyResult;
+}
+
+function expected(allowed: boolean, remaining: number, resetMs: number, retryAfterMs: number): PolicyResult {
+  return { allowed, remaining, resetMs, retryAfterMs };
+}
+
+/** The smallest d >= 1 such that `allows(t + d)`, trying each millisecond up to `bound`. */
+function firstAllowed(t: number, bound: number, allows: (at: number) => boolean): number {
+  for (let d = 1; d <= bound; d++) if (allows(t + d)) return d;
+  throw new Error(`reference: nothing allowed within ${bound} ms of ${t}`);
+}
+
+/** Fixed window: an explicit list of windows, each opened by the first admitted request after the last closed. */
+class FixedWindowModel implements Model {
+  readonly windows: { start: number; used: number }[] = [];
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {}
+
+  #open(t: number): { start: number; used: number } | undefined {
+    const last = this.windows.at(-1);
+    return last !== undefined && t >= last.start && t < last.start + this.windowMs ? last : undefined;
+  }
+
+  #allows(t: number, cost: number): boolean {
+    return (this.#open(t)?.used ?? 0) + cost <= this.limit;
+  }
+
+  decide(t: number, cost: number, commit: boolean): PolicyResult {
+    const open = this.#open(t);
+    const used = open?.used ?? 0;
+    const end = (open?.start ?? t) + this.windowMs;
+    if (used + cost <= this.limit) {
+      if (commit) {
+        if (open === undefined) this.windows.push({ start: t, used: cost });
+        else open.used += cost;
+      }
+      return expected(true, this.limit - used - cost, end - t, 0);
+    }
+    const retry = cost > this.limit ? -1 : firstAllowed(t, 2 * this.windowMs, (at) => this.#allows(at, cost));
+    return expected(false, this.limit - used, end - t, retry);
+  }
+}
+
+/** Sliding log: one timestamp per admitted unit; a window (t - W, t] counts the timestamps inside it. */
+class SlidingLogModel implements Model {
+  readonly stamps: number[] = [];
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {}
+
+  #live(t: number): number[] {
+    return this.stamps.filter((s) => s > t - this.windowMs && s <= t);
+  }
+
+  decide(t: number, cost: number, commit: boolean): PolicyResult {
+    const live = this.#live(t);
+    if (live.length + cost <= this.limit) {
+      if (commit) for (let i = 0; i < cost; i++) this.stamps.push(t);
+      return expected(true, this.limit - live.length - cost, this.windowMs, 0);
+    }
+    const newest = Math.max(...live);
+    const retry =
+      cost > this.limit
+        ? -1
+        : firstAllowed(t, this.windowMs, (at) => this.#live(at).length + cost <= this.limit);
+    return expected(false, this.limit - live.length, newest + this.windowMs - t, retry);
+  }
+}
+
+/**
+ * Sliding window counter: a list of admitted events on a grid of windows anchored at the first event; a request
+ * sees the sums of the current and the previous grid window; two idle windows re-anchor the grid.
+ */
+class CounterModel implements Model {
+  events: { t: number; cost: number }[] = [];
+  anchor = 0;
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {}
+
+  #index(t: number): number {
+    return Math.floor((t - this.anchor) / this.windowMs);
+  }
+
+  /** The grid window of `t` and the sums it weighs, or undefined when no event weighs anything (a fresh start). */
+  #view(t: number): { index: number; previous: number; current: number } | undefined {
+    const last = this.events.at(-1);
+    if (last === undefined) return undefined;
+    const index = this.#index(t);
+    if (index >= this.#index(last.t) + 2) return undefined;
+    let previous = 0;
+    let current = 0;
+    for (const e of this.events) {
+      if (this.#index(e.t) === index - 1) previous += e.cost;
+      if (this.#index(e.t) === index) current += e.cost;
+    }
+    return { index, previous, current };
+  }
+
+  /** Whether `units` more than the current window's count fit at `t`: previous x overlap / W + current <= limit. */
+  #fits(t: number, units: number): boolean {
+    const view = this.#view(t);
+    if (view === undefined) return units <= this.limit;
+    const windowEnd = this.anchor + (view.index + 1) * this.windowMs;
+    const overlap = windowEnd - t;
+    return view.previous * overlap + (view.current + units) * this.windowMs <= this.limit * this.windowMs;
+  }
+
+  /** The most whole units that would still fit after `spent`. */
+  #remaining(t: number, spent: number): number {
+    let r = 0;
+    while (this.#fits(t, spent + r + 1)) r++;
+    return r;
+  }
+
+  decide(t: number, cost: number, commit: boolean): PolicyResult {
+    const view = this.#view(t);
+    if (this.#fits(t, cost)) {
+      const remaining = this.#remaining(t, cost);
+      const anchor = view === undefined ? t : this.anchor;
+      const index = view === undefined ? 0 : view.index;
+      if (commit) {
+        if (view === undefined) {
+          this.anchor = t;
+          this.events = [];
+        }
+        this.events.push({ t, cost });
+      }
+      // The event just added weighs until the end of the window after its own.
+      return expected(true, remaining, anchor + (index + 2) * this.windowMs - t, 0);
+    }
+    const last = this.events.at(-1);
+    const resetMs =
+      view === undefined || last === undefined
+        ? 0
+        : this.anchor + (this.#index(last.t) + 2) * this.windowMs - t;
+    const retry = cost > this.limit ? -1 : firstAllowed(t, 3 * this.windowMs, (at) => this.#fits(at, cost));
+    return expected(false, view === undefined ? this.limit : this.#remaining(t, 0), resetMs, retry);
+  }
+}
+
+/**
+ * Token bucket: a token level scaled to integers (one token = `interval` units, one unit per microsecond) and the
+ * time of the last refill; the level grows by the elapsed time, capped at capacity. BigInt throughout.
+ */
+class BucketModel implements Model {
+  readonly full: bigint;
+  level: bigint;
+  last: bigint | undefined;
+  constructor(
+    readonly capacity: number,
+    readonly interval: bigint,
+  ) {
+    this.full = BigInt(capacity) * interval;
+    this.level = this.full;
+  }
+
+  decide(t: number, cost: number, commit: boolean): PolicyResult {
+    const now = BigInt(t) * 1000n;
+    let level = this.level;
+    if (this.last !== undefined && now > this.last) level += now - this.last;
+    if (level > this.full) level = this.full;
+    const need = BigInt(cost) * this.interval;
+    const ceilMs = (us: bigint) => Number((us + 999n) / 1000n);
+    if (level >= need) {
+      level -= need;
+      if (commit) {
+        this.level = level;
+        this.last = now;
+      }
+      return expected(true, Number(level / this.interval), ceilMs(this.full - level), 0);
+    }
+    const retry = cost > this.capacity ? -1 : ceilMs(need - level);
+    return expected(false, Number(level / this.interval), ceilMs(this.full - level), retry);
+  }
+}
+
+/** A bucket that never refills: a count of tokens left. */
+class FrozenBucketModel implements Model {
+  left: number;
+  constructor(readonly capacity: number) {
+    this.left = capacity;
+  }
+
+  decide(_t: number, cost: number, commit: boolean): PolicyResult {
+    if (cost <= this.left) {
+      if (commit) this.left -= cost;
+      return expected(true, this.left - (commit ? 0 : cost), -1, 0);
+    }
+    return expected(false, this.left, -1, -1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Random policies with their models, and random traces.
+
+type Kind = 'token-bucket' | 'fixed-window' | 'sliding-window' | 'sliding-window-counter';
+const KINDS: readonly Kind[] = ['token-bucket', 'fixed-window', 'sliding-window', 'sliding-window-counter'];
+
+interface Case {
+  readonly kind: Kind;
+  readonly policy: AnyPolicy;
+  readonly model: () => Model;
+  readonly limit: number;
+  /** A time scale (ms) on which the policy's state changes: a window, or the time to refill a token or the bucket. */
+  readonly scaleMs: number;
+  /** For the token bucket: the configured rate as the fraction n / d tokens per second; 0 / 1 when it never refills. */
+  readonly rate: readonly [n: number, d: number];
+  readonly description: string;
+}
+
+const ceilDivBig = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+
+const windowCase = (kind: Exclude<Kind, 'token-bucket'>) =>
+  fc
+    .record({ limit: fc.integer({ min: 1, max: 12 }), windowMs: fc.integer({ min: 1, max: 150 }) })
+    .map(({ limit, windowMs }): Case => {
+      const factory = {
+        'fixed-window': fixedWindow,
+        'sliding-window': slidingWindow,
+        'sliding-window-counter': slidingWindowCounter,
+      }[kind];
+      const ModelClass = {
+        'fixed-window': FixedWindowModel,
+        'sliding-window': SlidingLogModel,
+        'sliding-window-counter': CounterModel,
+      }[kind];
+      return {
+        kind,
+        policy: factory({ limit, windowMs }),
+        model: () => new ModelClass(limit, windowMs),
+        limit,
+        scaleMs: windowMs,
+        rate: [0, 1],
+        description: `${kind}({ limit: ${limit}, windowMs: ${windowMs} })`,
+      };
+    });
+
+/** Rates as n / d tokens per second (refillPerSecond) or n per minute (requestsPerMinute), and never-refilling. */
+const bucketCase: fc.Arbitrary<Case> = fc
+  .record({
+    capacity: fc.integer({ min: 1, max: 12 }),
+    rate: fc.oneof(
+      fc.record({
+        n: fc.integer({ min: 1, max: 5000 }),
+        d: fc.constantFrom(1, 2, 3, 4, 5, 10, 60),
+        perMinute: fc.constant(false),
+      }),
+      fc.record({
+        n: fc.integer({ min: 1, max: 100_000 }),
+        d: fc.constant(60),
+        perMinute: fc.constant(true),
+      }),
+      fc.constant({ n: 0, d: 1, perMinute: false }),
+    ),
+  })
+  .map(({ capacity, rate: { n, d, perMinute } }): Case => {
+    const options = perMinute
+      ? { capacity, requestsPerMinute: n }
+      : { capacity, refillPerSecond: n === 0 ? 0 : n / d };
+    const policy = tokenBucket(options);
+    if (n === 0) {
+      return {
+        kind: 'token-bucket',
+        policy,
+        model: () => new FrozenBucketModel(capacity),
+        limit: capacity,
+        scaleMs: 1000,
+        rate: [0, 1],
+        description: `tokenBucket(${JSON.stringify(options)})`,
+      };
+    }
+    const interval = ceilDivBig(1_000_000n * BigInt(d), BigInt(n));
+    return {
+      kind: 'token-bucket',
+      policy,
+      model: () => new BucketModel(capacity, interval),
+      limit: capacity,
+      scaleMs: Math.max(1, Math.ceil((capacity * Number(interval)) / 1000)),
+      rate: [n, d],
+      description: `tokenBucket(${JSON.stringify(options)})`,
+    };
+  });
+
+const caseOf = (kind: Kind): fc.Arbitrary<Case> => (kind === 'token-bucket' ? bucketCase : windowCase(kind));
+const anyCase: fc.Arbitrary<Case> = fc.oneof(...KINDS.map(caseOf));
+
+interface Step {
+  readonly gap: number;
+  readonly cost: number;
+  /** How far back a probe with a clock that stepped back looks, for the never-mints check. */
+  readonly back: number;
+  /** How far above the limit a probe with an impossible cost goes. */
+  readonly over: number;
+}
+
+/** Non-decreasing integer times: many bursts (gap 0), gaps on the policy's scale, and long idle periods. */
+function traceOf(c: Case, maxLength = 60): fc.Arbitrary<{ start: number; steps: Step[] }> {
+  const scale = c.scaleMs;
+  return fc.record({
+    start: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000_000_000_000 })),
+    steps: fc.array(
+      fc.record({
+        gap: fc.oneof(
+          { arbitrary: fc.constant(0), weight: 3 },
+          { arbitrary: fc.integer({ min: 0, max: Math.max(1, Math.ceil(scale / 4)) }), weight: 4 },
+          { arbitrary: fc.integer({ min: 0, max: 3 * scale }), weight: 1 },
+        ),
+        cost: fc.integer({ min: 1, max: c.limit }),
+        back: fc.integer({ min: 1, max: 3 * scale }),
+        over: fc.integer({ min: 1, max: 3 }),
+      }),
+      { minLength: 1, maxLength },
+    ),
+  });
+}
+
+const withTrace = (kind: Kind, maxLength?: number) =>
+  caseOf(kind).chain((c) => traceOf(c, maxLength).map((trace) => ({ c, ...trace })));
+
+interface Admission {
+  readonly t: number;
+  readonly cost: number;
+  /** The state written, for grouping by window. */
+  readonly state: unknown;
+}
+
+/** Runs a trace through the policy as a store would (a denial writes nothing), calling `check` before each step. */
+function runTrace(
+  policy: AnyPolicy,
+  start: number,
+  steps: readonly Step[],
+  check?: (state: unknown, t: number, step: Step, i: number) => void,
+): Admission[] {
+  const admitted: Admission[] = [];
+  let state: unknown;
+  let t = start;
+  steps.forEach((step, i) => {
+    t += step.gap;
+    check?.(state, t, step, i);
+    const transition = policy.evaluate(state, t, step.cost);
+    if (transition.result.allowed) {
+      state = transition.next;
+      admitted.push({ t, cost: step.cost, state });
+    }
+  });
+  return admitted;
+}
+
+// Runs chosen to keep the file well under 20 s on two cores.
+const RUNS = 300;
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('every policy agrees with its naive reference model', () => {
+  for (const kind of KINDS) {
+    it(`${kind}: allowed, remaining, resetMs and retryAfterMs equal at every step`, () => {
+      fc.assert(
+        fc.property(withTrace(kind), ({ c, start, steps }) => {
+          const model = c.model();
+          runTrace(c.policy, start, steps, (state, t, step, i) => {
+            const where = `${c.description}, step ${i} at ${t}, cost ${step.cost}`;
+            // An impossible cost: denied, no retry, nothing written, and the same remaining as the model.
+            const over = c.limit + step.over;
+            const impossible = c.policy.evaluate(state, t, over);
+            const model_over = model.decide(t, over, false);
+            assert.equal(impossible.next, undefined, where);
+            assert.deepEqual(
+              [impossible.result.allowed, impossible.result.remaining, impossible.result.retryAfterMs],
+              [false, model_over.remaining, -1],
+              `${where} (cost ${over})`,
+            );
+            const actual = c.policy.evaluate(state, t, step.cost).result;
+            assert.deepEqual(actual, model.decide(t, step.cost, true), where);
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    });
+  }
+});
+
+describe('invariants of each policy on random traces', () => {
+  for (const kind of KINDS) {
+    it(`${kind}: remaining in [0, limit]; a denial writes nothing; waiting exactly retryAfterMs passes, 1 ms less does not`, () => {
+      fc.assert(
+        fc.property(withTrace(kind), ({ c, start, steps }) => {
+          runTrace(c.policy, start, steps, (state, t, step, i) => {
+            const where = `${c.description}, step ${i} at ${t}, cost ${step.cost}`;
+            const { result, next, ttlMs } = c.policy.evaluate(state, t, step.cost);
+            assert.ok(
+              result.remaining >= 0 && result.remaining <= c.limit,
+              `${where}: remaining ${result.remaining}`,
+            );
+            assert.ok(Number.isSafeInteger(result.remaining), where);
+            if (result.allowed) {
+              assert.equal(result.retryAfterMs, 0, where);
+              return;
+            }
+            assert.equal(next, undefined, where);
+            assert.equal(ttlMs, 0, where);
+            if (result.retryAfterMs < 0) return;
+            assert.ok(result.retryAfterMs >= 1, where);
+            assert.equal(
+              c.policy.evaluate(state, t + result.retryAfterMs, step.cost).result.allowed,
+              true,
+              where,
+            );
+            assert.equal(
+              c.policy.evaluate(state, t + result.retryAfterMs - 1, step.cost).result.allowed,
+              false,
+              where,
+            );
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    });
+
+    it(`${kind}: a clock moving backwards never admits what the latest clock would not, nor shows more remaining`, () => {
+      fc.assert(
+        fc.property(withTrace(kind), ({ c, start, steps }) => {
+          runTrace(c.policy, start, steps, (state, t, step, i) => {
+            // `t` is the latest time the policy has seen; probe an earlier one (epoch times stay non-negative).
+            const earlier = Math.max(0, t - step.back);
+            if (earlier === t) return;
+            const where = `${c.description}, step ${i}: at ${earlier} vs ${t}`;
+            const back = c.policy.evaluate(state, earlier, step.cost).result;
+            const latest = c.policy.evaluate(state, t, step.cost).result;
+            if (back.allowed) assert.equal(latest.allowed, true, where);
+            // Units available (a cost-0 view, so that allowed and denied results compare alike).
+            const backView = c.policy.evaluate(state, earlier, 0).result;
+            const latestView = c.policy.evaluate(state, t, 0).result;
+            assert.ok(backView.remaining <= latestView.remaining, where);
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    });
+
+    it(`${kind}: a state at rest (ttlMs elapsed) means the same as no state, for costs within the limit`, () => {
+      fc.assert(
+        fc.property(withTrace(kind, 20), fc.nat(1000), ({ c, start, steps }, extra) => {
+          let t = start;
+          let state: unknown;
+          for (const step of steps) {
+            t += step.gap;
+            const transition = c.policy.evaluate(state, t, step.cost);
+            if (!transition.result.allowed) continue;
+            state = transition.next;
+            if (transition.ttlMs < 0) continue;
+            const later = t + transition.ttlMs + extra;
+            for (let cost = 1; cost <= c.limit; cost++) {
+              assert.deepEqual(
+                c.policy.evaluate(state, later, cost),
+                c.policy.evaluate(undefined, later, cost),
+                `${c.description}: state ${JSON.stringify(state)} at ${later}, cost ${cost}`,
+              );
+            }
+          }
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+    it(`${kind}: a state at rest means the same as no state, for costs above the limit`, () => {
+      fc.assert(
+        fc.property(
+          withTrace(kind, 20),
+          fc.nat(1000),
+          fc.integer({ min: 1, max: 3 }),
+          ({ c, start, steps }, extra, over) => {
+            let t = start;
+            let state: unknown;
+            for (const step of steps) {
+              t += step.gap;
+              const transition = c.policy.evaluate(state, t, step.cost);
+              if (!transition.result.allowed) continue;
+              state = transition.next;
+              if (transition.ttlMs < 0) continue;
+              const later = t + transition.ttlMs + extra;
+              assert.deepEqual(
+                c.policy.evaluate(state, later, c.limit + over),
+                c.policy.evaluate(undefined, later, c.limit + over),
+                `${c.description}: state ${JSON.stringify(state)} at ${later}, cost ${c.limit + over}`,
+              );
+            }
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+  }
+});
+
+/** The most units admitted in any span of `spanMs` (t - spanMs, t], over the admissions. */
+function maxInSpan(admitted: readonly Admission[], spanMs: number): number {
+  let most = 0;
+  for (const end of admitted) {
+    let sum = 0;
+    for (const a of admitted) if (a.t > end.t - spanMs && a.t <= end.t) sum += a.cost;
+    most = Math.max(most, sum);
+  }
+  return most;
+}
+
+/** The units admitted per window, grouped by the window start the policy stored. */
+function perWindow(admitted: readonly Admission[]): Map<number, number> {
+  const sums = new Map<number, number>();
+  for (const a of admitted) {
+    const start = (a.state as readonly number[])[0] as number;
+    sums.set(start, (sums.get(start) ?? 0) + a.cost);
+  }
+  return sums;
+}
+
+describe('what each policy admits in any span', () => {
+  it('sliding window log: never more than limit units in any window (t - W, t]', () => {
+    fc.assert(
+      fc.property(withTrace('sliding-window', 80), ({ c, start, steps }) => {
+        const admitted = runTrace(c.policy, start, steps);
+        assert.ok(maxInSpan(admitted, c.policy.windowMs) <= c.limit, c.description);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('fixed window: never more than limit per anchored window, nor 2 x limit in any span of W', () => {
+    fc.assert(
+      fc.property(withTrace('fixed-window', 80), ({ c, start, steps }) => {
+        const admitted = runTrace(c.policy, start, steps);
+        for (const [windowStart, sum] of perWindow(admitted)) {
+          assert.ok(sum <= c.limit, `${c.description}: ${sum} in the window at ${windowStart}`);
+        }
+        assert.ok(maxInSpan(admitted, c.policy.windowMs) <= 2 * c.limit, c.description);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('sliding window counter: never more than limit per anchored window, nor 2 x limit - 1 in any span of W', () => {
+    fc.assert(
+      fc.property(withTrace('sliding-window-counter', 80), ({ c, start, steps }) => {
+        const admitted = runTrace(c.policy, start, steps);
+        for (const [windowStart, sum] of perWindow(admitted)) {
+          assert.ok(sum <= c.limit, `${c.description}: ${sum} in the window at ${windowStart}`);
+        }
+        const most = maxInSpan(admitted, c.policy.windowMs);
+        assert.ok(most <= 2 * c.limit - 1, `${c.description}: ${most} in a span of ${c.policy.windowMs}`);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('token bucket: never more than capacity + floor(elapsed x rate) in any span [t1, t2]', () => {
+    fc.assert(
+      fc.property(withTrace('token-bucket', 80), ({ c, start, steps }) => {
+        const admitted = runTrace(c.policy, start, steps);
+        const [n, d] = c.rate;
+        for (let i = 0; i < admitted.length; i++) {
+          let sum = 0;
+          for (let j = i; j < admitted.length; j++) {
+            const a = admitted[i] as Admission;
+            const b = admitted[j] as Admission;
+            sum += b.cost;
+            // elapsed ms x (n / d) tokens per second, exactly.
+            const refilled = Number((BigInt(b.t - a.t) * BigInt(n)) / (1000n * BigInt(d)));
+            assert.ok(sum <= c.limit + refilled, `${c.description}: ${sum} in [${a.t}, ${b.t}]`);
+          }
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('token bucket: under saturation the long-run admitted rate is the configured rate, within one token', () => {
+    // Intervals that are whole microseconds, so the configured rate is exactly representable; a capacity that
+    // holds more than one millisecond of refill; a client draining the bucket at points close enough together
+    // that it never overflows.
+    const saturation = fc.integer({ min: 200, max: 5_000_000 }).chain((interval) =>
+      fc.integer({ min: Math.max(2, 1 + Math.ceil(999 / interval)), max: 50 }).chain((capacity) => {
+        const maxGap = Math.max(1, Math.floor(((capacity - 1) * interval + 1) / 1000));
+        return fc.record({
+          interval: fc.constant(interval),
+          capacity: fc.constant(capacity),
+          gaps: fc.array(fc.integer({ min: 1, max: maxGap }), { minLength: 1, maxLength: 300 }),
+        });
+      }),
+    );
+    fc.assert(
+      fc.property(saturation, ({ interval, capacity, gaps }) => {
+        const rate = 1_000_000 / interval;
+        const policy = tokenBucket({ capacity, refillPerSecond: rate });
+        assert.equal(policy.args[1], interval);
+        let state: number | undefined;
+        let admitted = 0;
+        let t = 0;
+        const drain = () => {
+          for (;;) {
+            const transition = policy.evaluate(state, t, 1);
+            if (!transition.result.allowed) return;
+            state = transition.next;
+            admitted++;
+          }
+        };
+        drain();
+        for (const gap of gaps) {
+          t += gap;
+          drain();
+        }
+        const ideal = capacity + (t * rate) / 1000;
+        assert.ok(admitted <= ideal, `${admitted} admitted in ${t} ms, more than ${ideal}`);
+        assert.ok(admitted > ideal - 1, `${admitted} admitted in ${t} ms, ideal ${ideal}`);
+        assert.equal(admitted, capacity + Math.floor((t * 1000) / interval));
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('evaluatePolicies over two policies', () => {
+  const pair = fc.tuple(anyCase, anyCase).chain(([a, b]) => {
+    const limit = Math.min(a.limit, b.limit);
+    const scale = Math.max(a.scaleMs, b.scaleMs);
+    return traceOf({ ...a, limit, scaleMs: scale }, 40).map((trace) => ({ a, b, ...trace }));
+  });
+
+  it('is all or nothing: a denial by one writes no state for either, and each result is its own policy view', () => {
+    fc.assert(
+      fc.property(pair, ({ a, b, start, steps }) => {
+        const policies = [a.policy, b.policy];
+        let states: unknown[] = [undefined, undefined];
+        let t = start;
+        steps.forEach((step, i) => {
+          t += step.gap;
+          const where = `${a.description} + ${b.description}, step ${i} at ${t}`;
+          const alone = policies.map((p, k) => p.evaluate(states[k], t, step.cost));
+          const both = evaluatePolicies(policies, states, t, step.cost, false);
+          assert.equal(
+            both.allowed,
+            alone.every((x) => x.result.allowed),
+            where,
+          );
+          assert.deepEqual(
+            evaluatePolicies(policies, states, t, step.cost, true).writes,
+            [],
+            `${where} (dry run)`,
+          );
+          if (!both.allowed) {
+            assert.ok(
+              both.writes.every((w) => w === undefined),
+              where,
+            );
+            policies.forEach((p, k) => {
+              const own = alone[k]?.result;
+              // A policy that would have allowed reports its unspent view (cost 0).
+              const view = own?.allowed ? p.evaluate(states[k], t, 0).result : own;
+              assert.deepEqual(both.results[k], view, where);
+            });
+            // Waiting the longest retry hint admits the request on both (nothing else changes meanwhile).
+            const retries = both.results.map((r) => r.retryAfterMs);
+            if (retries.every((r) => r >= 0)) {
+              const wait = Math.max(...retries);
+              assert.equal(
+                evaluatePolicies(policies, states, t + wait, step.cost, true).allowed,
+                true,
+                where,
+              );
+            }
+            return;
+          }
+          assert.deepEqual(
+            both.results,
+            alone.map((x) => x.result),
+            where,
+          );
+          states = alone.map((x, k) => {
+            assert.deepEqual(
+              both.writes[k],
+              x.next === undefined ? undefined : { state: x.next, ttlMs: x.ttlMs },
+              where,
+            );
+            return x.next ?? states[k];
+          });
+        });
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
