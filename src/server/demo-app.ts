@@ -6,6 +6,7 @@ import { fixedWindow } from '../policies/fixed-window.js';
 import { slidingWindow } from '../policies/sliding-window.js';
 import { tokenBucket } from '../policies/token-bucket.js';
 import type { Store } from '../stores/store.js';
+import { simulatorRouter } from './simulator.js';
 
 export interface DemoOptions {
   readonly store: Store;
@@ -17,7 +18,7 @@ export interface DemoOptions {
 }
 
 /** Routes that no limiter counts. */
-const UNLIMITED = new Set(['/api/public-data', '/health']);
+const UNLIMITED = new Set(['/api/public-data', '/health', '/api/simulate']);
 
 export function createDemoApp(options: DemoOptions): Express {
   const { store, serverId = 'primary', logger = console } = options;
@@ -29,6 +30,7 @@ export function createDemoApp(options: DemoOptions): Express {
     res.json({ ok: true, route, server: serverId, timestamp: new Date().toISOString() });
   };
 
+  app.use(simulatorRouter());
   app.get('/health', async (_req, res) => {
     const extra = options.health === undefined ? { ok: true } : await options.health();
     res

@@ -1,0 +1,136 @@
+// POST /api/simulate on the demo app: the same numbers as simulate(), the library's errors as 400s, and the page's files.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createDemoApp } from '../../src/server/demo-app.js';
+import { MAX_SIMULATED_ARRIVALS } from '../../src/server/simulator.js';
+import { boundaryBurst, type PolicySpec, random, simulate } from '../../src/simulation.js';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+
+const POLICIES: PolicySpec[] = [
+  { kind: 'fixed-window', limit: 5, windowMs: '10s' },
+  { kind: 'sliding-window', limit: 5, windowMs: 10_000 },
+  { kind: 'token-bucket', capacity: 5, refillPerSecond: 1 },
+  { kind: 'sliding-window-counter', limit: 5, windowMs: 10_000 },
+];
+
+describe('POST /api/simulate', () => {
+  const store = new MemoryStore();
+  let server: Server;
+  let base: string;
+
+  before(async () => {
+    server = createServer(createDemoApp({ store }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // fetch keeps its sockets alive; without this, close waits out the keep-alive timeout.
+    server.closeAllConnections();
+    await closed;
+    store.close();
+  });
+
+  async function post(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const response = await fetch(`${base}/api/simulate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  }
+
+  it('answers a pattern with exactly what simulate() computes', async () => {
+    const { status, json } = await post({
+      policies: POLICIES,
+      pattern: { kind: 'boundary-burst', limit: 5, windowMs: '10s' },
+    });
+    assert.equal(status, 200);
+    assert.deepEqual(
+      json,
+      JSON.parse(JSON.stringify(simulate({ policies: POLICIES, arrivals: boundaryBurst(5, 10_000) }))),
+    );
+  });
+
+  it('answers pasted arrivals and a cost with exactly what simulate() computes', async () => {
+    const input = { policies: POLICIES.slice(0, 2), arrivals: random(2, 60_000, 5), cost: 2 };
+    const { status, json } = await post(input);
+    assert.equal(status, 200);
+    assert.deepEqual(json, JSON.parse(JSON.stringify(simulate(input))));
+  });
+
+  it('answers a bad policy spec with 400 and the library message, code and option', async () => {
+    const { status, json } = await post({
+      policies: [POLICIES[0], { kind: 'token-bucket', capacity: -2, refillPerSecond: 1 }],
+      arrivals: [0],
+    });
+    assert.equal(status, 400);
+    assert.deepEqual(json, {
+      error: 'policy 2: `capacity` must be a non-negative integer (received -2)',
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'capacity',
+    });
+  });
+
+  it('answers unusable scenarios with 400', async () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        { policies: POLICIES, pattern: { kind: 'steady', ratePerSecond: 0, durationMs: 1000 } },
+        /ratePerSecond/,
+      ],
+      [{ policies: POLICIES, arrivals: [5, 1] }, /ascending/],
+      [{ policies: POLICIES }, /exactly one of `pattern` and `arrivals`/],
+      [{ policies: POLICIES, arrivals: [0], pattern: { kind: 'steady' } }, /exactly one/],
+      [{ policies: [...POLICIES, POLICIES[0]], arrivals: [0] }, /at most 4 policies/],
+      [{ policies: [], arrivals: [0] }, /non-empty array/],
+      [
+        { policies: POLICIES, arrivals: new Array(MAX_SIMULATED_ARRIVALS + 1).fill(0) },
+        /at most 20000 arrivals/,
+      ],
+      [
+        { policies: POLICIES, pattern: { kind: 'steady', ratePerSecond: 1000, durationMs: '1h' } },
+        /more than 20000 arrivals/,
+      ],
+      [[1, 2], /JSON object/],
+      ['{"policies": [', /the request body was refused/],
+    ];
+    for (const [body, message] of cases) {
+      const { status, json } = await post(body);
+      assert.equal(status, 400, JSON.stringify(json));
+      assert.match(String(json.error), message);
+      assert.match(String(json.code), /^ERR_TOLLGATE_(CONFIG|ARGUMENT)$/);
+    }
+  });
+
+  it('is not counted by the demo /api aggregate limiter', async () => {
+    const response = await fetch(`${base}/api/simulate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ policies: POLICIES.slice(0, 1), arrivals: [0] }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('RateLimit-Limit'), null);
+    // Every earlier test posted here from this IP; /api/cheap is the aggregate's first count of it.
+    const cheap = await fetch(`${base}/api/cheap`);
+    assert.equal(cheap.headers.get('RateLimit-Limit'), '300');
+    assert.equal(cheap.headers.get('RateLimit-Remaining'), '299');
+  });
+
+  it('serves the page, its script and style, and uPlot', async () => {
+    for (const [path, type] of [
+      ['/', /text\/html/],
+      ['/app.js', /javascript/],
+      ['/style.css', /text\/css/],
+      ['/vendor/uplot.esm.js', /javascript/],
+      ['/vendor/uplot.min.css', /text\/css/],
+    ] as const) {
+      const response = await fetch(`${base}${path}`);
+      assert.equal(response.status, 200, path);
+      assert.match(response.headers.get('content-type') ?? '', type, path);
+      assert.ok((await response.text()).length > 100, path);
+    }
+  });
+});
