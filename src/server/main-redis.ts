@@ -1,0 +1,49 @@
+// `npm run start:redis`: the demo on RedisStore, so every instance pointed at one Redis spends from the same buckets.
+import { RedisStore } from '../stores/redis/index.js';
+import { envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
+
+const { REDIS_URL, REDIS_HOST, REDIS_PASSWORD } = process.env;
+const failOpen = envFlag('FAIL_OPEN', true);
+const requireRedis = envFlag('REQUIRE_REDIS', false);
+const address = REDIS_URL
+  ? { url: REDIS_URL }
+  : { host: REDIS_HOST || '127.0.0.1', port: envPort('REDIS_PORT', 6379) };
+
+/** Where Redis is, for messages: never with the password a URL may carry. */
+function redacted(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return refuseToStart('REDIS_URL is not a URL (expected redis://[[user]:password@]host[:port][/db])');
+  }
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.href;
+}
+const where = 'url' in address ? redacted(address.url) : `${address.host}:${address.port}`;
+
+const store = new RedisStore({
+  ...address,
+  // A password inside REDIS_URL takes precedence over this one.
+  ...(REDIS_PASSWORD ? { password: REDIS_PASSWORD } : {}),
+  failOpen,
+});
+const mode = failOpen ? 'open' : 'closed';
+
+try {
+  await store.connect();
+  console.log(`tollgate demo: using Redis at ${where}; fails ${mode} whenever Redis is unreachable`);
+} catch (error) {
+  const why = `Redis at ${where} is unreachable (${(error as Error).message})`;
+  if (requireRedis) refuseToStart(`${why}; REQUIRE_REDIS=1, so not starting`);
+  console.warn(`tollgate demo: ${why}; starting anyway, failing ${mode} until it answers`);
+}
+
+await runDemo({
+  store,
+  // 503 while Redis is unreachable, so a load balancer can route around this instance.
+  health: async () => {
+    const health = await store.health();
+    return { ...health, redis: health.ok ? 'ok' : 'unreachable' };
+  },
+});
