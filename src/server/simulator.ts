@@ -14,13 +14,16 @@ export const MAX_SIMULATED_POLICIES = 4;
 const PAGE_DIR = fileURLToPath(new URL('../../simulator/', import.meta.url));
 const require = createRequire(import.meta.url);
 
-/** Only these files are served, so no request for an API route touches the file system. */
-const PAGE_FILES: Readonly<Record<string, string>> = {
-  '/': `${PAGE_DIR}index.html`,
-  '/app.js': `${PAGE_DIR}app.js`,
-  '/style.css': `${PAGE_DIR}style.css`,
-  '/vendor/uplot.esm.js': require.resolve('uplot/dist/uPlot.esm.js'),
-  '/vendor/uplot.min.css': require.resolve('uplot/dist/uPlot.min.css'),
+/**
+ * Only these files are served, so no request for an API route touches the file system. uPlot is resolved when
+ * asked for, so an install without it still serves the API and the demo routes.
+ */
+const PAGE_FILES: Readonly<Record<string, () => string>> = {
+  '/': () => `${PAGE_DIR}index.html`,
+  '/app.js': () => `${PAGE_DIR}app.js`,
+  '/style.css': () => `${PAGE_DIR}style.css`,
+  '/vendor/uplot.esm.js': () => require.resolve('uplot/dist/uPlot.esm.js'),
+  '/vendor/uplot.min.css': () => require.resolve('uplot/dist/uPlot.min.css'),
 };
 
 interface SimulateRequest {
@@ -33,7 +36,7 @@ interface SimulateRequest {
 export function simulatorRouter(): Router {
   const router = express.Router();
   for (const [route, file] of Object.entries(PAGE_FILES)) {
-    router.get(route, (_req, res) => res.sendFile(file));
+    router.get(route, (_req, res) => res.sendFile(file()));
   }
   router.post('/api/simulate', express.json({ limit: '1mb' }), (req, res) => {
     res.json(runScenario(req.body as unknown));
