@@ -1,6 +1,6 @@
-// One process of the concurrency test: its own Redis connection, a flood of consumes on one hot key, a JSON summary.
+// One process of the concurrency test: its own Redis (or Cluster) connection, a flood on one hot key, a summary.
 import { pathToFileURL } from 'node:url';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import {
   type AnyPolicy,
   createLimiter,
@@ -10,9 +10,12 @@ import {
   slidingWindow,
   tokenBucket,
 } from '../../src/index.js';
-import { RedisStore } from '../../src/stores/redis/index.js';
+import { RedisStore, type RootNode } from '../../src/stores/redis/index.js';
 
 export type Library = 'ioredis' | 'node-redis';
+
+/** A single server, or a cluster to discover from its nodes (the hot key then lives on one of its masters). */
+export type StoreTarget = { readonly url: string } | { readonly rootNodes: readonly RootNode[] };
 
 export interface CaseSpec {
   readonly scope: string;
@@ -25,7 +28,7 @@ export interface CaseSpec {
 
 export interface WorkerConfig {
   readonly library: Library;
-  readonly url: string;
+  readonly target: StoreTarget;
   readonly cases: readonly CaseSpec[];
   readonly attempts: number;
   readonly inFlight: number;
@@ -74,21 +77,28 @@ export function count(tally: Tally, decision: Decision): void {
 }
 
 /**
- * A store on a connection of its own: RedisStore's own ioredis connection from the URL, or an app-owned
- * node-redis client. Failing closed with a generous budget means a slow machine shows up as `degraded`
+ * A store on a connection of its own: RedisStore's own ioredis connection (`url` or `rootNodes`), or an app-owned
+ * node-redis client or cluster. Failing closed with a generous budget means a slow machine shows up as `degraded`
  * decisions (which the test rejects), never as extra admissions.
  */
 export async function openStore(
   library: Library,
-  url: string,
+  target: StoreTarget,
 ): Promise<{ store: RedisStore; close: () => Promise<void> }> {
   const options = { failOpen: false, commandTimeoutMs: 5_000, connectTimeoutMs: 5_000 };
   if (library === 'ioredis') {
-    const store = new RedisStore({ ...options, url });
+    const store = new RedisStore({ ...options, ...target });
     await store.connect();
     return { store, close: () => store.close() };
   }
-  const client = createClient({ url });
+  const client =
+    'url' in target
+      ? createClient({ url: target.url })
+      : createCluster({
+          rootNodes: target.rootNodes.map((node) =>
+            'url' in node ? { url: node.url } : { url: `redis://${node.host}:${node.port}` },
+          ),
+        });
   await client.connect();
   const store = new RedisStore({ ...options, client });
   return {
@@ -125,7 +135,7 @@ function startSignal(): Promise<void> {
 }
 
 async function main(config: WorkerConfig): Promise<void> {
-  const { store, close } = await openStore(config.library, config.url);
+  const { store, close } = await openStore(config.library, config.target);
   const limiters = config.cases.map((spec) =>
     createLimiter({ policy: policyFor(spec), store, scope: spec.scope }),
   );

@@ -1,102 +1,17 @@
-// The two engines agree: the same seeded random traces through MemoryStore and RedisStore give identical
-// decisions and identical header values at every step, for every policy.
-import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import fc from 'fast-check';
-import {
-  type AnyPolicy,
-  createLimiter,
-  type Decision,
-  fixedWindow,
-  MemoryStore,
-  rateLimitHeaders,
-  slidingWindow,
-  slidingWindowCounter,
-  tokenBucket,
-} from '../../src/index.js';
+// The differential test (test/contract/differential.ts) on a single Redis server.
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { TestClock } from '../contract/store-contract.js';
-import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
+import { runDifferential } from '../contract/differential.js';
+import { startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
-const limit = fc.integer({ min: 0, max: 12 });
-const windowMs = fc.integer({ min: 1, max: 20_000 });
-const policy: fc.Arbitrary<AnyPolicy[]> = fc.oneof(
-  fc
-    .record({ capacity: limit, refillPerSecond: fc.constantFrom(0, 0.25, 0.5, 1, 3, 7, 1000, 4000) })
-    .map((o) => [tokenBucket(o)]),
-  fc.record({ limit, windowMs }).map((o) => [fixedWindow(o)]),
-  fc.record({ limit, windowMs }).map((o) => [slidingWindow(o)]),
-  fc.record({ limit, windowMs }).map((o) => [slidingWindowCounter(o)]),
-  fc
-    .record({ capacity: limit, limit, windowMs })
-    .map((o) => [
-      tokenBucket({ capacity: o.capacity, refillPerSecond: 2, name: 'burst' }),
-      slidingWindowCounter({ limit: o.limit, windowMs: o.windowMs, name: 'sustained' }),
-    ]),
-);
-const step = fc.record({
-  // Mostly small steps, some long idle gaps, and now and then a clock that goes backwards.
-  dt: fc.oneof(
-    fc.integer({ min: 0, max: 400 }),
-    fc.integer({ min: 0, max: 30_000 }),
-    fc.integer({ min: -2_000, max: -1 }),
-  ),
-  id: fc.constantFrom('a', 'b', '{c}'),
-  cost: fc.integer({ min: 1, max: 4 }),
-  peek: fc.boolean(),
-});
-
-/** Everything a client or a header could observe, with the policy objects reduced to their names. */
-function observable(decision: Decision) {
-  return {
-    ...decision,
-    policies: decision.policies.map(({ policy, ...result }) => ({ ...result, name: policy.name })),
-    draft6: rateLimitHeaders(decision, 'draft-6'),
-    draft10: rateLimitHeaders(decision, 'draft-10'),
-  };
-}
-
-describeWithRedis('differential: MemoryStore and RedisStore', () => {
-  let server: RedisServer;
-  let redis: RedisStore;
-  const clock = new TestClock();
-  let traces = 0;
-  before(async () => {
-    server = await startRedisServer();
-    // TTL bounds wide enough that expiry never decides anything the memory engine keeps.
-    redis = new RedisStore({
-      url: server.url,
-      clock: clock.read,
-      minTtlSeconds: 3600,
-      maxTtlSeconds: 86_400,
-    });
-  });
-  after(async () => {
-    await redis.close();
-    await server.stop();
-  });
-
-  it('gives identical decisions and headers on random traces', async () => {
-    await fc.assert(
-      fc.asyncProperty(policy, fc.array(step, { minLength: 1, maxLength: 40 }), async (policies, steps) => {
-        const scope = `diff-${++traces}`;
-        const memory = createLimiter({
-          policy: policies,
-          scope,
-          store: new MemoryStore({ clock: clock.read, autoCleanup: false, inactiveAfterMs: '1d' }),
-        });
-        const remote = createLimiter({ policy: policies, scope, store: redis });
-        for (const { dt, id, cost, peek } of steps) {
-          clock.now += dt;
-          const [m, r] = peek
-            ? [await memory.peek(id, { cost }), await remote.peek(id, { cost })]
-            : [await memory.consume(id, { cost }), await remote.consume(id, { cost })];
-          assert.deepEqual(observable(r), observable(m));
-        }
-      }),
-      { numRuns: 250 },
-    );
-    assert.equal(redis.metrics.degradedAllowed + redis.metrics.degradedDenied, 0);
+describeWithRedis('RedisStore, single server', () => {
+  runDifferential('RedisStore (single server)', async (options) => {
+    const server = await startRedisServer();
+    const store = new RedisStore({ url: server.url, ...options });
+    const close = async () => {
+      await store.close();
+      await server.stop();
+    };
+    return { store, close };
   });
 });

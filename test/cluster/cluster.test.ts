@@ -1,0 +1,270 @@
+// RedisStore on a real Redis Cluster: contract, differential, slot safety, fan-out, scripts, exactness.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  type AnyPolicy,
+  createLimiter,
+  fixedWindow,
+  slidingWindow,
+  TollgateError,
+  tokenBucket,
+} from '../../src/index.js';
+import { bucketKeys } from '../../src/key.js';
+import { clusterSlot } from '../../src/stores/redis/cluster-slot.js';
+import { RedisStore } from '../../src/stores/redis/index.js';
+import { SCRIPT_SHA } from '../../src/stores/redis/script.js';
+import { runDifferential } from '../contract/differential.js';
+import { runExactness } from '../contract/exactness.js';
+import { runStoreContract } from '../contract/store-contract.js';
+import { type RedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
+import { redisCall } from '../harness/redis-server.js';
+import { describeWithRedisCluster } from '../harness/suite.js';
+import { CLUSTER_CLIENTS, idsByMaster, keysOf, openClusterStore } from './cluster-stores.js';
+
+describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  before(async () => {
+    cluster = await startRedisCluster();
+  });
+  after(async () => cluster?.stop());
+
+  /** The slot the server itself assigns to `key`. */
+  const serverSlot = async (key: string): Promise<number> => {
+    const [node] = cluster.nodes;
+    assert.ok(node);
+    return Number(await cluster.command(node, 'CLUSTER', 'KEYSLOT', key));
+  };
+
+  for (const client of CLUSTER_CLIENTS) {
+    runStoreContract(`RedisStore on a cluster (${client})`, (clock) =>
+      openClusterStore(client, cluster, { clock }),
+    );
+  }
+
+  runDifferential('RedisStore on a cluster', (options) =>
+    openClusterStore('ioredis, own connection', cluster, options),
+  );
+
+  describe('slot safety', () => {
+    it('refuses `db` in cluster mode', () => {
+      for (const db of [1, 15]) {
+        assert.throws(
+          () => new RedisStore({ rootNodes: cluster.rootNodes, db }),
+          (error: unknown) =>
+            error instanceof TollgateError &&
+            error.code === 'ERR_TOLLGATE_CONFIG' &&
+            error.option === 'db' &&
+            error.message.includes('`db`'),
+        );
+      }
+    });
+
+    it("clusterSlot() agrees with the server's CLUSTER KEYSLOT", async () => {
+      const braces = fc.string({
+        unit: fc.constantFrom('{', '}', 'a', 'b', '|', ':', 'é', '😀'),
+        maxLength: 12,
+      });
+      const [node] = cluster.nodes;
+      assert.ok(node);
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(braces, fc.string({ unit: 'binary', maxLength: 40 })), async (key) => {
+          // A raw socket per key rather than a redis-cli process per key: hundreds of keys stay well under a second.
+          assert.equal(clusterSlot(key), await redisCall(node.host, node.port, ['CLUSTER', 'KEYSLOT', key]));
+        }),
+        { numRuns: 400 },
+      );
+    });
+
+    it('keeps every key of a multi-policy limiter in one slot, so its one script runs on one master', async () => {
+      const fixture = await openClusterStore('ioredis, own connection', cluster);
+      try {
+        const policies = [
+          tokenBucket({ capacity: 5, refillPerSecond: 1, name: 'burst' }),
+          fixedWindow({ limit: 50, windowMs: '1m', name: 'minute' }),
+          slidingWindow({ limit: 500, windowMs: '1h', name: 'hour' }),
+        ];
+        const limiter = createLimiter({ policy: policies, store: fixture.store, scope: 'multi' });
+        const ids = Array.from({ length: 20 }, (_, i) => `user-${i}`);
+        for (const id of ids) assert.equal((await limiter.consume(id)).degraded, undefined, id);
+        const stored = new Set(await keysOf(fixture.store));
+        const slots = new Set<number>();
+        for (const id of ids) {
+          const keys = bucketKeys('multi', id, policies).map((key) => fixture.store.keyPrefix + key);
+          const idSlots = new Set(await Promise.all(keys.map(serverSlot)));
+          assert.equal(idSlots.size, 1, `${id}: keys in slots ${[...idSlots]}`);
+          // A multi-key EXISTS fails with CROSSSLOT unless every key is in one slot, and counts only local keys.
+          const owner = await cluster.masterForKey(keys[0] as string);
+          assert.equal(await cluster.command(owner, 'EXISTS', ...keys), String(keys.length), id);
+          for (const key of keys) assert.ok(stored.has(key.slice(fixture.store.keyPrefix.length)), key);
+          slots.add([...idSlots][0] as number);
+        }
+        assert.ok(slots.size > 1, 'different identifiers still spread over the cluster');
+      } finally {
+        await fixture.close();
+      }
+    });
+
+    it('gives identifiers with braces neither the slot nor the bucket of another identifier', async () => {
+      const fixture = await openClusterStore('ioredis, own connection', cluster);
+      const { store } = fixture;
+      // Raw, `victim}` would make the multi-policy tag `{scope|victim}`: victim's own slot; the others pick theirs.
+      const hostile = [
+        '{victim}',
+        'victim}',
+        '{victim',
+        'a{b}c',
+        '}{',
+        '{}victim',
+        'x{victim}y',
+        '{ratelimit:}',
+      ];
+      const limiters: [string, AnyPolicy[]][] = [
+        ['braces-single', [fixedWindow({ limit: 3, windowMs: '1m' })]],
+        [
+          'braces-multi',
+          [
+            fixedWindow({ limit: 3, windowMs: '1m', name: 'minute' }),
+            tokenBucket({ capacity: 10, refillPerSecond: 0, name: 'total' }),
+          ],
+        ],
+      ];
+      try {
+        for (const [scope, policies] of limiters) {
+          const limiter = createLimiter({ policy: policies, store, scope });
+          const spend = async (id: string) => {
+            const decisions = [];
+            for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(id));
+            assert.ok(decisions.every((d) => d.degraded === undefined));
+            assert.deepEqual(
+              decisions.map((d) => d.allowed),
+              [true, true, true, false],
+              `${scope} ${JSON.stringify(id)} has a full quota of its own`,
+            );
+          };
+          // The hostile identifiers spend first, so any shared bucket would show as a short quota for `victim`.
+          for (const id of hostile) await spend(id);
+          await spend('victim');
+
+          const keyed = (id: string) => bucketKeys(scope, id, policies);
+          const victimSlot = await serverSlot(store.keyPrefix + keyed('victim')[0]);
+          for (const id of hostile) {
+            const keys = keyed(id);
+            for (const key of keys) {
+              // The identifier is hashed: no brace of the caller's survives into the key...
+              const own = policies.length === 1 ? key : key.replace(/^\{([^{}]+)\}:[^{}]+$/, '$1');
+              assert.match(own, /^[\w-]+\|~[\w-]{27}$/, key);
+              // ...so the slot is the one the store's own tag (or the whole key) dictates, not one it chose.
+              const slot = await serverSlot(store.keyPrefix + key);
+              assert.equal(slot, clusterSlot(policies.length === 1 ? store.keyPrefix + key : own), key);
+              if (policies.length > 1) assert.notEqual(slot, victimSlot, `${id} landed on victim's slot`);
+            }
+          }
+          const inScope = (await keysOf(store)).filter((key) => key.includes(`${scope}|`));
+          assert.deepEqual(
+            inScope.sort(),
+            [...hostile, 'victim'].flatMap(keyed).sort(),
+            'one bucket per identifier and policy, none shared',
+          );
+        }
+      } finally {
+        await fixture.close();
+      }
+    });
+  });
+
+  for (const client of CLUSTER_CLIENTS) {
+    describe(`fan-out and scripts (${client})`, () => {
+      it('scans every master once, and deletes keys on every master', async () => {
+        const fixture = await openClusterStore(client, cluster);
+        const { store } = fixture;
+        try {
+          const limiter = createLimiter({
+            policy: fixedWindow({ limit: 5, windowMs: '1m' }),
+            store,
+            scope: 'fan',
+          });
+          const ids = Array.from({ length: 200 }, (_, i) => `client-${i}`);
+          const decisions = await Promise.all(ids.map((id) => limiter.consume(id)));
+          assert.ok(decisions.every((d) => d.allowed && d.degraded === undefined));
+          const expected = ids.flatMap((id) => bucketKeys('fan', id, limiter.policies)).sort();
+          const scanned = await keysOf(store);
+          assert.equal(scanned.length, expected.length, 'every key exactly once');
+          assert.deepEqual(scanned.sort(), expected);
+
+          const perMaster = async () => {
+            const masters = await cluster.masters();
+            return Promise.all(
+              masters.map(async (master) => {
+                const listed = await cluster.command(master, 'KEYS', `${store.keyPrefix}*`);
+                return listed.split('\n').filter((line) => line !== '').length;
+              }),
+            );
+          };
+          const counts = await perMaster();
+          assert.ok(counts.length >= 3 && counts.every((n) => n > 0), `keys on every master: ${counts}`);
+          assert.equal(
+            counts.reduce((a, b) => a + b, 0),
+            expected.length,
+          );
+
+          await store.reset(scanned);
+          assert.deepEqual(await keysOf(store), []);
+          assert.ok(
+            (await perMaster()).every((n) => n === 0),
+            'deleted from every master',
+          );
+        } finally {
+          await fixture.close();
+        }
+      });
+
+      it('reloads scripts flushed from every node without a failed decision', async () => {
+        const fixture = await openClusterStore(client, cluster);
+        const { store } = fixture;
+        try {
+          const limiter = createLimiter({
+            policy: tokenBucket({ capacity: 100, refillPerSecond: 1 }),
+            store,
+          });
+          const ids = [...(await idsByMaster(cluster, store, limiter, 'script', 2)).values()].flat();
+          for (let round = 1; round <= 2; round++) {
+            const reloads = store.metrics.scriptReloads;
+            await Promise.all(cluster.nodes.map((node) => cluster.command(node, 'SCRIPT', 'FLUSH')));
+            const decisions = await Promise.all(
+              ids.flatMap((id) => [1, 2, 3].map(() => limiter.consume(id))),
+            );
+            assert.deepEqual(
+              decisions.filter((d) => d.degraded !== undefined || !d.allowed),
+              [],
+              `round ${round}`,
+            );
+            // Each master that was asked for the script cached it again from the decision that missed it.
+            const masters = await cluster.masters();
+            for (const master of masters) {
+              assert.equal(
+                await cluster.command(master, 'SCRIPT', 'EXISTS', SCRIPT_SHA),
+                '1',
+                `${master.port}`,
+              );
+            }
+            assert.ok(
+              store.metrics.scriptReloads >= reloads + masters.length,
+              `round ${round}: ${store.metrics.scriptReloads - reloads} reloads for ${masters.length} masters`,
+            );
+          }
+          assert.equal(store.metrics.errors, 0);
+        } finally {
+          await fixture.close();
+        }
+      });
+    });
+  }
+
+  // The hot key lives on one master; every worker process discovers the cluster through its own client.
+  runExactness('a cluster', async () => ({
+    target: { rootNodes: cluster.rootNodes },
+    // The cluster belongs to the whole file and is stopped with it.
+    close: async () => {},
+  }));
+});
