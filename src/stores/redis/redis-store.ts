@@ -7,6 +7,7 @@ import { MemoryStore } from '../memory-store.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
+import { DenyCache } from './deny-cache.js';
 import { policyArguments, SCRIPT, SCRIPT_SHA } from './script.js';
 
 export interface RedisStoreOptions {
@@ -48,6 +49,11 @@ export interface RedisStoreOptions {
   readonly fallback?: 'none' | 'memory';
   /** Share of each limit one process enforces in fallback; 1/N for N instances keeps the fleet near its limit. Default 1. */
   readonly fallbackShare?: number;
+  /**
+   * Most denials remembered locally, so a client flooding past its limit costs no round trip until its retry
+   * time; 0 disables. Default 10,000.
+   */
+  readonly localDenyCache?: number;
   /** At most one error log line per this window. Default 5000 ms. */
   readonly logIntervalMs?: number;
   readonly logger?: Logger;
@@ -69,6 +75,8 @@ export interface RedisStoreMetrics {
   fallbackDecisions: number;
   /** Times the circuit breaker opened. */
   breakerTrips: number;
+  /** Denials answered from the local deny cache, without Redis. */
+  localDenials: number;
 }
 
 export interface RedisHealth {
@@ -99,6 +107,7 @@ const OPTIONS = [
   'degradedRetryAfterMs',
   'logIntervalMs',
   'breakerThreshold',
+  'localDenyCache',
   'fallback',
   'fallbackShare',
   'logger',
@@ -115,6 +124,7 @@ export class RedisStore implements Store {
     scriptReloads: 0,
     fallbackDecisions: 0,
     breakerTrips: 0,
+    localDenials: 0,
   };
   readonly failOpen: boolean;
   readonly keyPrefix: string;
@@ -133,6 +143,7 @@ export class RedisStore implements Store {
   readonly #fallback: MemoryStore | undefined;
   readonly #fallbackShare: number;
   readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
+  readonly #denials: DenyCache | undefined;
   #client: ScriptClient | undefined;
   #owned = false;
   #connecting: Promise<ScriptClient> | undefined;
@@ -172,6 +183,9 @@ export class RedisStore implements Store {
     // The fallback keeps its own time: the server's clock is exactly what is missing.
     this.#fallback =
       fallback === 'memory' ? new MemoryStore({ clock: options.clock ?? Date.now }) : undefined;
+    const denyCacheSize = nonNegativeInteger('localDenyCache', options.localDenyCache ?? 10_000);
+    // With an injected clock the cache must age on the same clock as the decisions it remembers.
+    this.#denials = denyCacheSize === 0 ? undefined : new DenyCache(denyCacheSize, options.clock);
     this.#breakerThreshold = positiveInteger('breakerThreshold', options.breakerThreshold ?? 3);
     this.#probeIntervalMs = positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
@@ -210,6 +224,13 @@ export class RedisStore implements Store {
 
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
     const firstKey = this.keyPrefix + (request.keys[0] as string);
+    if (!request.dryRun && this.#denials !== undefined) {
+      const cached = this.#denials.get(firstKey, request.cost);
+      if (cached !== undefined) {
+        this.metrics.localDenials++;
+        return cached;
+      }
+    }
     const shard = this.#client?.shardOf(firstKey) ?? '';
     if (this.#breakers.get(shard)?.isOpen) return this.#degraded(request);
     try {
@@ -229,7 +250,12 @@ export class RedisStore implements Store {
       const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
       this.metrics.decisions++;
       this.#breakers.get(shard)?.success();
-      return parseReply(reply, request.keys.length);
+      const response = parseReply(reply, request.keys.length);
+      if (!request.dryRun && this.#denials !== undefined) {
+        if (response.allowed) this.#denials.delete(firstKey);
+        else this.#denials.set(firstKey, request.cost, response, retryAfter(response));
+      }
+      return response;
     } catch (error) {
       this.#logFailure(error);
       this.#breakerFor(shard, firstKey).failure();
@@ -246,6 +272,7 @@ export class RedisStore implements Store {
 
   async reset(keys: readonly string[]): Promise<void> {
     this.#fallback?.reset(keys);
+    if (keys[0] !== undefined) this.#denials?.delete(this.keyPrefix + keys[0]);
     const client = await this.#ready();
     // One DEL per key: a multi-key DEL would fail across cluster slots.
     await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
@@ -381,6 +408,17 @@ export class RedisStore implements Store {
       `[tollgate] Redis unusable; failing ${this.failOpen ? 'open' : 'closed'}${suppressed}: ${(error as Error)?.message ?? error}`,
     );
   }
+}
+
+/** The wait that binds a denial: the longest among its policies, or -1 when one of them can never pass. */
+function retryAfter(response: StoreResponse): number {
+  let wait = 0;
+  for (const { allowed, retryAfterMs } of response.results) {
+    if (allowed) continue;
+    if (retryAfterMs < 0) return -1;
+    wait = Math.max(wait, retryAfterMs);
+  }
+  return wait;
 }
 
 function parseReply(reply: unknown, policies: number): StoreResponse {

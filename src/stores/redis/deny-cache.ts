@@ -1,0 +1,76 @@
+// A local memory of denials, so a client flooding past its limit costs no Redis round trip until its retry time.
+import type { StoreResponse } from '../store.js';
+
+interface Denial {
+  readonly response: StoreResponse;
+  readonly cost: number;
+  /** Local monotonic ms when the denial was made and when waiting could first cure it. */
+  readonly at: number;
+  readonly until: number;
+}
+
+/**
+ * A denial of cost `c` with retry `r` stays true for requests of cost `c` until `r` has passed: time only adds
+ * capacity, and other instances can only spend more. So answering those locally never rejects a request Redis
+ * would have allowed; the one exception is a reset made by another process, seen at `until` at the latest.
+ * The wait told is Redis's own, unless other instances spent from the same bucket meanwhile (then the real
+ * wait is longer, and the client's retry is simply denied again). Any other cost fits sooner or waits longer,
+ * so it goes to Redis, and this process's own admitted requests drop the entry (`delete`). Denials that no
+ * wait cures (-1) are not cached: they are rare and change only through configuration.
+ */
+export class DenyCache {
+  readonly #entries = new Map<string, Denial>();
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+
+  constructor(maxEntries: number, now: () => number = () => performance.now()) {
+    this.#maxEntries = maxEntries;
+    this.#now = now;
+  }
+
+  /** The cached denial for `key` at this cost, re-aged to now; undefined when Redis must decide. */
+  get(key: string, cost: number): StoreResponse | undefined {
+    const denial = this.#entries.get(key);
+    if (denial === undefined) return undefined;
+    const now = this.#now();
+    if (now >= denial.until) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    if (cost !== denial.cost) return undefined;
+    const elapsed = Math.ceil(now - denial.at);
+    return {
+      allowed: false,
+      nowMs: denial.response.nowMs + elapsed,
+      results: denial.response.results.map((result) => ({
+        ...result,
+        resetMs: result.resetMs < 0 ? result.resetMs : Math.max(0, result.resetMs - elapsed),
+        retryAfterMs:
+          result.retryAfterMs <= 0 ? result.retryAfterMs : Math.max(1, result.retryAfterMs - elapsed),
+      })),
+    };
+  }
+
+  /** Remembers a denial whose binding wait is `retryAfterMs`. */
+  set(key: string, cost: number, response: StoreResponse, retryAfterMs: number): void {
+    if (retryAfterMs <= 0) return;
+    if (this.#entries.size >= this.#maxEntries) this.#evict();
+    const at = this.#now();
+    this.#entries.set(key, { response, cost, at, until: at + retryAfterMs });
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  /** Drops expired entries, and if that is not enough the oldest half: the cache is an optimisation only. */
+  #evict(): void {
+    const now = this.#now();
+    for (const [key, denial] of this.#entries) if (now >= denial.until) this.#entries.delete(key);
+    let excess = this.#entries.size - Math.floor(this.#maxEntries / 2);
+    for (const key of this.#entries.keys()) {
+      if (excess-- <= 0) break;
+      this.#entries.delete(key);
+    }
+  }
+}

@@ -1,0 +1,100 @@
+// The local deny cache: a flood past the limit costs (almost) no Redis commands, and it never rejects a request
+// that Redis would have allowed.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  type AnyPolicy,
+  createLimiter,
+  fixedWindow,
+  slidingWindow,
+  slidingWindowCounter,
+  tokenBucket,
+} from '../../src/index.js';
+import { RedisStore } from '../../src/stores/redis/index.js';
+import { TestClock } from '../contract/store-contract.js';
+import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
+import { describeWithRedis } from '../harness/suite.js';
+
+async function scriptCalls(server: RedisServer): Promise<number> {
+  const stats = await server.command('INFO', 'commandstats');
+  let calls = 0;
+  for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
+  return calls;
+}
+
+describeWithRedis('local deny cache', () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await startRedisServer();
+  });
+  after(async () => server.stop());
+
+  it('answers a flooding client locally until its exact retry time', async () => {
+    const clock = new TestClock();
+    const store = new RedisStore({ url: server.url, clock: clock.read });
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 1 }), store });
+    for (let i = 0; i < 10; i++) assert.equal((await limiter.consume('flood')).allowed, true);
+    const before = await scriptCalls(server);
+    // The first denial must come back from Redis before there is anything to remember.
+    const first = await limiter.consume('flood');
+    const flood = [first, ...(await Promise.all(Array.from({ length: 2000 }, () => limiter.consume('flood'))))];
+    const commands = (await scriptCalls(server)) - before;
+    assert.ok(flood.every((d) => !d.allowed && d.retryAfterMs === 1000));
+    assert.ok(commands / flood.length <= 0.01, `${commands} Redis commands for ${flood.length} rejections`);
+    clock.now += 999;
+    assert.equal((await limiter.consume('flood')).retryAfterMs, 1, 'the cached wait ages with time');
+    clock.now += 1;
+    assert.equal((await limiter.consume('flood')).allowed, true, 'and ends exactly at the retry time');
+    await store.close();
+  });
+
+  it('forgets a key on a local reset', async () => {
+    const store = new RedisStore({ url: server.url });
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: '1h' }), store });
+    await limiter.consume('r');
+    assert.equal((await limiter.consume('r')).allowed, false);
+    await limiter.reset('r');
+    assert.equal((await limiter.consume('r')).allowed, true);
+    await store.close();
+  });
+
+  it('never rejects what Redis would allow, on random traces', async () => {
+    const clock = new TestClock();
+    const cached = new RedisStore({ url: server.url, clock: clock.read });
+    const direct = new RedisStore({ url: server.url, clock: clock.read, localDenyCache: 0 });
+    let traces = 0;
+    const policy: fc.Arbitrary<AnyPolicy> = fc.oneof(
+      fc
+        .record({ capacity: fc.integer({ min: 1, max: 8 }), refillPerSecond: fc.constantFrom(0.5, 1, 5, 50) })
+        .map(tokenBucket),
+      fc
+        .record({ limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 10, max: 5000 }) })
+        .map(fixedWindow),
+      fc
+        .record({ limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 10, max: 5000 }) })
+        .map(slidingWindow),
+      fc
+        .record({ limit: fc.integer({ min: 1, max: 8 }), windowMs: fc.integer({ min: 10, max: 5000 }) })
+        .map(slidingWindowCounter),
+    );
+    const step = fc.record({ dt: fc.integer({ min: 0, max: 700 }), cost: fc.integer({ min: 1, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(policy, fc.array(step, { minLength: 1, maxLength: 40 }), async (p, steps) => {
+        traces++;
+        const a = createLimiter({ policy: p, store: cached, scope: `cached-${traces}` });
+        const b = createLimiter({ policy: p, store: direct, scope: `direct-${traces}` });
+        for (const { dt, cost } of steps) {
+          clock.now += dt;
+          const [x, y] = [await a.consume('id', { cost }), await b.consume('id', { cost })];
+          assert.equal(x.allowed, y.allowed);
+          assert.equal(x.retryAfterMs, y.retryAfterMs);
+        }
+      }),
+      { numRuns: 150 },
+    );
+    assert.ok(cached.metrics.localDenials > 0, 'the property exercised the cache');
+    await cached.close();
+    await direct.close();
+  });
+});
