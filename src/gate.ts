@@ -128,14 +128,22 @@ export function createGate<Req>(
         cost: typeof cost === 'number' ? cost : await cost(req),
       });
       const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
-      if (decision.allowed || shadow) return { action: 'next', headers, decision };
+      if (decision.allowed) return { action: 'next', headers, decision };
+      // Shadow mode lets a denied request through: telling the client to wait would be a lie.
+      if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision };
       return { action: 'reject', headers, status, body, decision };
     } catch (error) {
-      logger.error('[tollgate] rate limiter failed; answering 500', error);
+      // Error first: pino reads its first argument as the object to log, console prints both either way.
+      logger.error(error, '[tollgate] rate limiter failed; answering 500');
       return { action: 'fail', status: 500, body: FAILURE_BODY, error };
     }
   };
   return { limiter, logger, check };
+}
+
+function withoutRetryAfter(headers: Record<string, string>): Record<string, string> {
+  const { 'Retry-After': _, ...rest } = headers;
+  return rest;
 }
 
 function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {

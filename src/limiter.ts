@@ -43,7 +43,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw configError('options', 'must be an object', options);
   knownKeys('createLimiter', options, OPTIONS);
   const policies = validatePolicies(options.policy);
-  const store = options.store ?? sharedMemoryStore();
+  // Only an absent store means the shared default: `null` is a mistake worth hearing about.
+  const store = options.store === undefined ? sharedMemoryStore() : options.store;
   if (!isStore(store))
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);

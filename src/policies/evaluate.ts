@@ -30,8 +30,10 @@ export function evaluatePolicies(
   return {
     allowed,
     results: transitions.map((t) => t.result),
-    writes: dryRun
-      ? []
-      : transitions.map((t) => (t.next === undefined ? undefined : { state: t.next, ttlMs: t.ttlMs })),
+    // Spending nothing changes nothing worth a write (and must not open a window).
+    writes:
+      dryRun || cost === 0
+        ? []
+        : transitions.map((t) => (t.next === undefined ? undefined : { state: t.next, ttlMs: t.ttlMs })),
   };
 }

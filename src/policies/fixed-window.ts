@@ -8,7 +8,7 @@ export type FixedWindowState = readonly [start: number, count: number];
 /**
  * Admits `limit` units per window. A window opens at the first request after the previous one closed, so
  * windows are per client rather than aligned to the clock (no synchronised stampede at the top of the minute).
- * Its known weakness: up to 2 x limit can pass around a window boundary.
+ * Its known weakness: up to 2 x limit - 1 can pass within one window's length around a window boundary.
  */
 export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
   const { limit, windowMs } = windowParams(options);
@@ -31,22 +31,33 @@ function transition(
   cost: number,
 ): Transition<FixedWindowState> {
   let [start, count] = state ?? [nowMs, 0];
-  // A clock that went backwards stays in the stored window: no fresh window is minted.
+  // A clock that went backwards stays in the stored window (no fresh window is minted), and the waits are
+  // measured from the clock as given, so they come out longer rather than too short.
   const now = Math.max(nowMs, start);
   if (now >= start + windowMs) {
     start = now;
     count = 0;
   }
-  const resetMs = start + windowMs - now;
+  const windowEnd = start + windowMs - nowMs;
   if (count + cost <= limit) {
     return {
-      result: { allowed: true, remaining: limit - count - cost, resetMs, retryAfterMs: 0 },
+      result: {
+        allowed: true,
+        remaining: limit - count - cost,
+        resetMs: count + cost > 0 ? windowEnd : 0,
+        retryAfterMs: 0,
+      },
       next: [start, count + cost],
-      ttlMs: resetMs,
+      ttlMs: windowEnd,
     };
   }
   return {
-    result: { allowed: false, remaining: limit - count, resetMs, retryAfterMs: cost <= limit ? resetMs : -1 },
+    result: {
+      allowed: false,
+      remaining: limit - count,
+      resetMs: count > 0 ? windowEnd : 0,
+      retryAfterMs: cost <= limit ? windowEnd : -1,
+    },
     next: undefined,
     ttlMs: 0,
   };
@@ -69,12 +80,15 @@ policies['fixed-window'] = {
     if st then start, count = st[1], st[2] end
     local now = math.max(now_ms, start)
     if now >= start + window then start, count = now, 0 end
-    local reset = start + window - now
+    local window_end = start + window - now_ms
     if count + cost <= limit then
-      return 1, limit - count - cost, reset, 0, { start, count + cost }, reset
+      local reset = 0
+      if count + cost > 0 then reset = window_end end
+      return 1, limit - count - cost, reset, 0, { start, count + cost }, window_end
     end
-    local retry = -1
-    if cost <= limit then retry = reset end
+    local reset, retry = 0, -1
+    if count > 0 then reset = window_end end
+    if cost <= limit then retry = window_end end
     return 0, limit - count, reset, retry, nil, 0
   end,
 }

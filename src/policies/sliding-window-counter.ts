@@ -43,17 +43,20 @@ function transition(
   }
   const elapsed = now - start;
   const weight = window - elapsed;
-  const resetMs = current > 0 ? start + 2 * window - now : previous > 0 ? start + window - now : 0;
+  // Waits are measured from the clock as given: after a step back they come out longer, never too short.
+  const lag = now - nowMs;
+  const restsIn = (counted: number) =>
+    counted > 0 ? start + 2 * window - nowMs : previous > 0 ? start + window - nowMs : 0;
   if (previous * weight + (current + cost) * window <= limit * window) {
     return {
       result: {
         allowed: true,
         remaining: Math.max(0, floorDiv(limit * window - previous * weight, window) - current - cost),
-        resetMs: start + 2 * window - now,
+        resetMs: restsIn(current + cost),
         retryAfterMs: 0,
       },
       next: [start, previous, current + cost],
-      ttlMs: start + 2 * window - now,
+      ttlMs: restsIn(current + cost),
     };
   }
   let retryAfterMs = -1;
@@ -65,12 +68,13 @@ function transition(
           window - floorDiv(room * window, previous) - elapsed
         : // In the next window, where this window's count becomes the weighted one.
           window - elapsed + Math.max(0, window - floorDiv((limit - cost) * window, current));
+    retryAfterMs += lag;
   }
   return {
     result: {
       allowed: false,
       remaining: Math.max(0, floorDiv(limit * window - previous * weight, window) - current),
-      resetMs,
+      resetMs: restsIn(current),
       retryAfterMs,
     },
     next: undefined,
@@ -101,13 +105,17 @@ policies['sliding-window-counter'] = {
     end
     local elapsed = now - start
     local weight = window - elapsed
+    local function rests_in(counted)
+      if counted > 0 then return start + 2 * window - now_ms end
+      if previous > 0 then return start + window - now_ms end
+      return 0
+    end
     if previous * weight + (current + cost) * window <= limit * window then
-      local rest = start + 2 * window - now
+      local rest = rests_in(current + cost)
       local remaining = math.max(0, floor_div(limit * window - previous * weight, window) - current - cost)
       return 1, remaining, rest, 0, { start, previous, current + cost }, rest
     end
-    local reset = 0
-    if current > 0 then reset = start + 2 * window - now elseif previous > 0 then reset = start + window - now end
+    local reset = rests_in(current)
     local retry = -1
     if cost <= limit then
       local room = limit - current - cost
@@ -116,6 +124,7 @@ policies['sliding-window-counter'] = {
       else
         retry = window - elapsed + math.max(0, window - floor_div((limit - cost) * window, current))
       end
+      retry = retry + (now - now_ms)
     end
     return 0, math.max(0, floor_div(limit * window - previous * weight, window) - current), reset, retry, nil, 0
   end,

@@ -46,11 +46,15 @@ function transition(
   let drop = 0;
   while (drop < log.length && (log[drop] as number) <= now - windowMs) drop++;
   const used = log.length - drop;
+  // Waits are measured from the clock as given: after a step back they come out longer, never too short.
+  const leaves = (t: number) => t + windowMs - nowMs;
   if (used + cost <= limit) {
+    const last = cost > 0 ? now : used > 0 ? newest : undefined;
+    const resetMs = last === undefined ? 0 : leaves(last);
     return {
-      result: { allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0 },
+      result: { allowed: true, remaining: limit - used - cost, resetMs, retryAfterMs: 0 },
       next: [...log.slice(drop), ...new Array<number>(cost).fill(now)],
-      ttlMs: windowMs,
+      ttlMs: resetMs,
     };
   }
   // Enough of the oldest live entries must leave the window for this cost to fit.
@@ -59,8 +63,8 @@ function transition(
     result: {
       allowed: false,
       remaining: limit - used,
-      resetMs: newest === undefined ? 0 : Math.max(0, newest + windowMs - now),
-      retryAfterMs: cost <= limit && mustLeave !== undefined ? mustLeave + windowMs - now : -1,
+      resetMs: used > 0 && newest !== undefined ? leaves(newest) : 0,
+      retryAfterMs: cost <= limit && mustLeave !== undefined ? leaves(mustLeave) : -1,
     },
     next: undefined,
     ttlMs: 0,
@@ -96,11 +100,13 @@ policies['sliding-window'] = {
     while drop < n and log[drop + 1] <= now - window do drop = drop + 1 end
     local used = n - drop
     if used + cost <= limit then
-      return 1, limit - used - cost, window, 0, { drop = drop, push = cost, at = now }, window
+      local reset = 0
+      if cost > 0 then reset = now + window - now_ms elseif used > 0 then reset = log[n] + window - now_ms end
+      return 1, limit - used - cost, reset, 0, { drop = drop, push = cost, at = now }, reset
     end
     local reset, retry = 0, -1
-    if n > 0 then reset = math.max(0, log[n] + window - now) end
-    if cost <= limit then retry = log[drop + used + cost - limit] + window - now end
+    if used > 0 then reset = log[n] + window - now_ms end
+    if cost <= limit then retry = log[drop + used + cost - limit] + window - now_ms end
     return 0, limit - used, reset, retry, nil, 0
   end,
 }

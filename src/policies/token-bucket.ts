@@ -20,6 +20,9 @@ export interface TokenBucketOptions extends PolicyNameOption {
  * above 1,000 per second keep an integer interval; the interval is rounded up, so the rate never exceeds the
  * configured one.
  */
+/** One token per microsecond: the finest interval the integer engine represents. */
+const MAX_RATE = 1_000_000;
+
 export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   const { requestsPerMinute } = options;
   if (requestsPerMinute !== undefined) nonNegativeNumber('requestsPerMinute', requestsPerMinute);
@@ -30,10 +33,27 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     options.refillPerSecond ?? (requestsPerMinute === undefined ? undefined : requestsPerMinute / 60);
   if (perSecond === undefined) throw configError('refillPerSecond', 'is required (or `requestsPerMinute`)');
   nonNegativeNumber('refillPerSecond', perSecond);
+  if (perSecond > MAX_RATE)
+    throw configError(
+      'refillPerSecond',
+      `must be at most ${MAX_RATE} (one token per microsecond)`,
+      perSecond,
+    );
+  if (
+    options.capacity === undefined &&
+    requestsPerMinute !== undefined &&
+    !Number.isInteger(requestsPerMinute)
+  ) {
+    throw configError(
+      'requestsPerMinute',
+      'must be a whole number unless `capacity` is given (it is the default capacity)',
+      requestsPerMinute,
+    );
+  }
   const capacity = nonNegativeInteger('capacity', options.capacity ?? requestsPerMinute);
   // 1e-9 absorbs float noise such as 1e6 / 0.1 = 10000000.000000002, which must stay 10 s, not 10 s + 1 µs.
   const interval = perSecond === 0 ? 0 : Math.ceil(1_000_000 / perSecond - 1e-9);
-  if (interval > 0 && capacity * interval > MAX_EXACT / 4) {
+  if (interval > 0 && Math.max(capacity, 1) * interval > MAX_EXACT / 4) {
     throw configError('capacity', 'times the refill interval must stay below 2^51 microseconds');
   }
   const name = policyName(options, 'token-bucket');

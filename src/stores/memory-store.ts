@@ -23,7 +23,7 @@ interface Entry {
   /** Another kind's state under the same key (a scope whose policy changed) reads as absent. */
   readonly kind: PolicyKind;
   readonly state: unknown;
-  /** When the state is at rest (or too old to keep): from then on it reads as absent. */
+  /** When the state is at rest (or too old to keep): from then on the sweep may drop it. */
   readonly expiresAt: number;
 }
 
@@ -60,7 +60,7 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Buckets currently held (expired ones linger until read or swept). */
+  /** Buckets currently held, including expired ones the sweep has not dropped yet. */
   get size(): number {
     return this.#entries.size;
   }
@@ -74,11 +74,15 @@ export class MemoryStore implements Store {
       const write = evaluation.writes[i];
       if (write === undefined) continue;
       const ttlMs = write.ttlMs < 0 ? this.#inactiveAfterMs : Math.min(write.ttlMs, this.#inactiveAfterMs);
-      this.#write(keys[i] as string, {
-        kind: (policies[i] as AnyPolicy).kind,
-        state: write.state,
-        expiresAt: nowMs + ttlMs,
-      });
+      this.#write(
+        keys[i] as string,
+        {
+          kind: (policies[i] as AnyPolicy).kind,
+          state: write.state,
+          expiresAt: nowMs + ttlMs,
+        },
+        nowMs,
+      );
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
   }
@@ -132,13 +136,14 @@ export class MemoryStore implements Store {
     return entry.state;
   }
 
-  #write(key: string, entry: Entry): void {
+  #write(key: string, entry: Entry, nowMs: number): void {
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     if (this.#entries.size > this.#maxClients) {
-      const oldest = this.#entries.keys().next().value as string;
+      const [oldest, evicted] = this.#entries.entries().next().value as [string, Entry];
       this.#entries.delete(oldest);
-      this.metrics.evictions++;
+      // Dropping a bucket already at rest loses nothing; only the others are worth counting.
+      if (evicted.expiresAt > nowMs) this.metrics.evictions++;
     }
   }
 }

@@ -53,7 +53,7 @@ describe('Hono without @hono/node-server (app.request, as in a Worker or a test)
     app.get('/', (c) => c.text('ok'));
     const response = await app.request('/');
     assert.equal(response.status, 500);
-    const [, error] = logger.error.mock.calls[0]?.arguments ?? [];
+    const [error] = logger.error.mock.calls[0]?.arguments ?? [];
     assert.equal((error as { code?: unknown }).code, 'ERR_TOLLGATE_CONFIG');
     assert.equal((error as { option?: unknown }).option, 'identifier');
   });

@@ -124,9 +124,7 @@ describe('slidingWindowCounter: state and time', () => {
     for (const now of [0, 9999, 10_999]) assert.equal(run.peek(now).allowed, false, `at ${now}`);
   });
 
-  it('after a clock step back, retryAfterMs, resetMs and ttlMs are measured from the given clock', {
-    todo: 'they are measured from the stored window start instead: window at 10000 full (limit 1, window 1000), at 5000 retryAfterMs is 2000 so at 7000 still denied, where 7000 is right',
-  }, () => {
+  it('after a clock step back, retryAfterMs, resetMs and ttlMs are measured from the given clock', () => {
     const run = new Run(slidingWindowCounter({ limit: 1, windowMs: 1000 }));
     run.at(10_000);
     const denied = run.peek(5000);

@@ -139,6 +139,16 @@ describe('tokenBucket: requestsPerMinute shorthand', () => {
 });
 
 describe('tokenBucket: validation at construction', () => {
+  it('names requestsPerMinute when a fractional rate would become the capacity', () => {
+    throwsConfig(() => tokenBucket({ requestsPerMinute: 0.5 }), 'requestsPerMinute');
+    assert.equal(tokenBucket({ requestsPerMinute: 0.5, capacity: 1 }).args[1], 120_000_000);
+  });
+
+  it('refuses rates finer than the engine represents, and vanishing ones', () => {
+    throwsConfig(() => tokenBucket({ capacity: 1, refillPerSecond: 5e6 }), 'refillPerSecond');
+    throwsConfig(() => tokenBucket({ capacity: 0, refillPerSecond: 5e-324 }), 'capacity');
+  });
+
   const bad = (value: unknown) => value as number;
 
   it('rejects bad capacity', () => {
@@ -165,12 +175,6 @@ describe('tokenBucket: validation at construction', () => {
     for (const requestsPerMinute of [Number.NaN, -1, Number.NEGATIVE_INFINITY, bad('60')]) {
       throwsConfig(() => tokenBucket({ requestsPerMinute }), 'requestsPerMinute');
     }
-  });
-
-  it('a fractional requestsPerMinute without capacity is rejected (as a bad `capacity`, which it defaults)', () => {
-    // Doubtful wording: the user never wrote `capacity`; see the report.
-    throwsConfig(() => tokenBucket({ requestsPerMinute: 0.5 }), 'capacity');
-    assert.equal(tokenBucket({ requestsPerMinute: 0.5, capacity: 1 }).args[1], 120_000_000);
   });
 
   it('rejects refillPerSecond together with requestsPerMinute', () => {

@@ -38,7 +38,10 @@ describeWithRedis('local deny cache', () => {
     const before = await scriptCalls(server);
     // The first denial must come back from Redis before there is anything to remember.
     const first = await limiter.consume('flood');
-    const flood = [first, ...(await Promise.all(Array.from({ length: 2000 }, () => limiter.consume('flood'))))];
+    const flood = [
+      first,
+      ...(await Promise.all(Array.from({ length: 2000 }, () => limiter.consume('flood')))),
+    ];
     const commands = (await scriptCalls(server)) - before;
     assert.ok(flood.every((d) => !d.allowed && d.retryAfterMs === 1000));
     assert.ok(commands / flood.length <= 0.01, `${commands} Redis commands for ${flood.length} rejections`);

@@ -37,7 +37,8 @@ export class DenyCache {
       this.#entries.delete(key);
       return undefined;
     }
-    if (cost !== denial.cost) return undefined;
+    // Another cost fits sooner or waits longer; a clock that went back (an injected one) makes waits longer.
+    if (cost !== denial.cost || now < denial.at) return undefined;
     const elapsed = Math.ceil(now - denial.at);
     return {
       allowed: false,

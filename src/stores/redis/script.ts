@@ -40,7 +40,7 @@ local reply = { allowed, now }
 for k = 1, #KEYS do
   local e = evaluated[k]
   local result = e.result
-  if allowed == 1 and not dry and e.next then
+  if allowed == 1 and not dry and cost > 0 and e.next then
     local ttl = max_ttl
     if e.ttl >= 0 then ttl = math.min(max_ttl, math.max(min_ttl, e.ttl + pad)) end
     e.policy.save(KEYS[k], e.next, ttl)
