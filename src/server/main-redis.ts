@@ -2,12 +2,22 @@
 import { RedisStore } from '../stores/redis/index.js';
 import { envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
 
-const { REDIS_URL, REDIS_HOST, REDIS_PASSWORD } = process.env;
+const { REDIS_URL, REDIS_HOST, REDIS_PASSWORD, REDIS_CLUSTER_NODES } = process.env;
 const failOpen = envFlag('FAIL_OPEN', true);
 const requireRedis = envFlag('REQUIRE_REDIS', false);
-const address = REDIS_URL
-  ? { url: REDIS_URL }
-  : { host: REDIS_HOST || '127.0.0.1', port: envPort('REDIS_PORT', 6379) };
+const address = REDIS_CLUSTER_NODES
+  ? { rootNodes: REDIS_CLUSTER_NODES.split(',').map(clusterNode) }
+  : REDIS_URL
+    ? { url: REDIS_URL }
+    : { host: REDIS_HOST || '127.0.0.1', port: envPort('REDIS_PORT', 6379) };
+
+/** One `host:port` of REDIS_CLUSTER_NODES. */
+function clusterNode(entry: string): { host: string; port: number } {
+  const match = /^\s*([^:\s]+):(\d{1,5})\s*$/.exec(entry);
+  if (!match)
+    refuseToStart(`REDIS_CLUSTER_NODES must be host:port,host:port,... (got ${JSON.stringify(entry)})`);
+  return { host: match[1] as string, port: Number(match[2]) };
+}
 
 /** Where Redis is, for messages: never with the password a URL may carry. */
 function redacted(url: string): string {
@@ -20,7 +30,12 @@ function redacted(url: string): string {
   if (parsed.password !== '') parsed.password = '***';
   return parsed.href;
 }
-const where = 'url' in address ? redacted(address.url) : `${address.host}:${address.port}`;
+const where =
+  'rootNodes' in address
+    ? `the cluster at ${address.rootNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+    : 'url' in address
+      ? redacted(address.url)
+      : `${address.host}:${address.port}`;
 
 const store = new RedisStore({
   ...address,
