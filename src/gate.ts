@@ -2,19 +2,32 @@
 import type { Decision } from './decision.js';
 import { configError } from './errors.js';
 import { HEADER_STYLES, type HeaderStyle, rateLimitHeaders } from './headers.js';
+import { clientKey } from './identity/client-key.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import type { AnyPolicy } from './policies/policy.js';
 import { tokenBucket } from './policies/token-bucket.js';
 import type { Store } from './stores/store.js';
+import { type Tiers, tierSelector } from './tiers.js';
 import { knownKeys, nonNegativeInteger, optionalFunction, positiveInteger } from './validate.js';
 
 /** What an identifier function returns; a falsy value lets the request through unlimited. */
 export type Identity = string | undefined | null | false;
 
-/** Anything with `warn` and `error`: console, pino, winston. */
+/** Anything with `warn` and `error`: console, pino, winston. Errors are logged error first, as pino expects. */
 export interface Logger {
   warn(...args: unknown[]): void;
   error(...args: unknown[]): void;
+}
+
+/** What the gate reports after each decision, for metrics and logs. */
+export interface DecisionEvent {
+  /** The scope of the limiter that decided (with `tiers`, the tier's). */
+  readonly scope: string;
+  readonly decision: Decision;
+  /** How long the limiter took, the store's round trip included. */
+  readonly latencyMs: number;
+  /** The gate is in shadow mode: a denial here was let through. */
+  readonly shadow: boolean;
 }
 
 /** Options every adapter accepts; `Req` is the framework's request (or context) type. */
@@ -31,7 +44,10 @@ export interface GateOptions<Req> {
   readonly store?: Store;
   /** Units a request spends: a number, or a function of the request. Default 1. */
   readonly cost?: number | ((req: Req) => number | Promise<number>);
-  /** The client's identity. The adapter's default is the client IP. */
+  /**
+   * The client's identity. The default is the adapter's client address through `clientKey()`: IPv4-mapped
+   * addresses as IPv4, IPv6 grouped by /64.
+   */
   readonly identifier?: (req: Req) => Identity | Promise<Identity>;
   /** Returns true to let a request through without counting it. */
   readonly skip?: (req: Req) => boolean | Promise<boolean>;
@@ -47,6 +63,10 @@ export interface GateOptions<Req> {
   readonly shadow?: boolean;
   /** Allow (true) or reject (false) while the store is unreachable. Default: the store's setting. */
   readonly failOpen?: boolean;
+  /** Chooses the limiter per request; requests without a tier use the gate's own limiter. */
+  readonly tiers?: Tiers<Req>;
+  /** Called after every decision (not for skipped or unidentified requests). Its errors are logged, not thrown. */
+  readonly onDecision?: (event: DecisionEvent, req: Req) => void;
 }
 
 export type GateOutcome =
@@ -87,6 +107,8 @@ const GATE_OPTIONS = [
   'logger',
   'shadow',
   'failOpen',
+  'tiers',
+  'onDecision',
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const FAILURE_BODY = { error: 'Internal Server Error', message: 'The rate limiter could not decide.' };
@@ -95,6 +117,7 @@ export function createGate<Req>(
   options: GateOptions<Req>,
   adapter: {
     readonly name: string;
+    /** The client's address as the framework reports it; the gate turns it into the default identity. */
     readonly identifier: (req: Req) => Identity | Promise<Identity>;
     readonly options?: readonly string[];
   },
@@ -103,7 +126,9 @@ export function createGate<Req>(
     throw configError('options', 'must be an object', options);
   knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])]);
   const limiter = resolveLimiter(options);
-  const identify = optionalFunction('identifier', options.identifier) ?? adapter.identifier;
+  const select = options.tiers === undefined ? undefined : tierSelector(limiter, options.tiers);
+  const identify = optionalFunction('identifier', options.identifier) ?? byClientKey(adapter.identifier);
+  const onDecision = optionalFunction('onDecision', options.onDecision);
   const skip = optionalFunction('skip', options.skip);
   const cost = resolveCost(options.cost);
   const style = resolveHeaders(options.headers);
@@ -124,9 +149,15 @@ export function createGate<Req>(
         return { action: 'next', headers: NO_HEADERS, decision: undefined };
       const identity = await identify(req);
       if (!identity) return { action: 'next', headers: NO_HEADERS, decision: undefined };
-      const decision = await limiter.consume(identity, {
-        cost: typeof cost === 'number' ? cost : await cost(req),
-      });
+      const chosen = select === undefined ? limiter : await select(req);
+      const units = typeof cost === 'number' ? cost : await cost(req);
+      // Timed only when someone listens, so an unobserved gate pays nothing for it.
+      const started = onDecision === undefined ? 0 : performance.now();
+      const decision = await chosen.consume(identity, { cost: units });
+      if (onDecision !== undefined) {
+        const event = { scope: chosen.scope, decision, latencyMs: performance.now() - started, shadow };
+        notify(onDecision, event, req, logger);
+      }
       const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
       if (decision.allowed) return { action: 'next', headers, decision };
       // Shadow mode lets a denied request through: telling the client to wait would be a lie.
@@ -139,6 +170,30 @@ export function createGate<Req>(
     }
   };
   return { limiter, logger, check };
+}
+
+function byClientKey<Req>(
+  address: (req: Req) => Identity | Promise<Identity>,
+): (req: Req) => Identity | Promise<Identity> {
+  const key = (identity: Identity) => (typeof identity === 'string' ? clientKey(identity) : identity);
+  return (req) => {
+    const identity = address(req);
+    return identity instanceof Promise ? identity.then(key) : key(identity);
+  };
+}
+
+/** A failing observer must not fail the request it observes. */
+function notify<Req>(
+  onDecision: (event: DecisionEvent, req: Req) => void,
+  event: DecisionEvent,
+  req: Req,
+  logger: Logger,
+): void {
+  try {
+    onDecision(event, req);
+  } catch (error) {
+    logger.error(error, '[tollgate] onDecision threw; the request goes on');
+  }
 }
 
 function withoutRetryAfter(headers: Record<string, string>): Record<string, string> {

@@ -1,9 +1,11 @@
 // Tollgate's public, framework-free API.
 export type { Decision, PolicyDecision } from './decision.js';
+export { DECISION_OUTCOMES, type DecisionOutcome, decisionOutcome, isNearLimit } from './decision-outcome.js';
 export { type Duration, parseDuration } from './duration.js';
 export { TollgateError, type TollgateErrorCode } from './errors.js';
 export {
   createGate,
+  type DecisionEvent,
   type Gate,
   type GateOptions,
   type GateOutcome,
@@ -11,6 +13,9 @@ export {
   type Logger,
 } from './gate.js';
 export { type HeaderStyle, rateLimitHeaders } from './headers.js';
+export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
+export { type ClientKeyOptions, clientKey } from './identity/client-key.js';
+export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export {
   type AnyPolicy,
@@ -35,3 +40,4 @@ export {
   type StoreRequest,
   type StoreResponse,
 } from './stores/store.js';
+export type { Tiers } from './tiers.js';

@@ -1,0 +1,31 @@
+// One word for what happened to a request, shared by metrics and logs so both tell the same story.
+import type { Decision } from './decision.js';
+
+export type DecisionOutcome = 'allowed' | 'denied' | 'degraded-allowed' | 'degraded-denied' | 'shadow';
+
+export const DECISION_OUTCOMES: readonly DecisionOutcome[] = [
+  'allowed',
+  'denied',
+  'degraded-allowed',
+  'degraded-denied',
+  'shadow',
+];
+
+/**
+ * `shadow` is a denial that shadow mode let through: the number to watch before enforcing a new limit. A
+ * `degraded-*` decision was made without the shared state (fail mode or local fallback).
+ */
+export function decisionOutcome(decision: Decision, shadow: boolean): DecisionOutcome {
+  if (decision.allowed) return decision.degraded === undefined ? 'allowed' : 'degraded-allowed';
+  if (shadow) return 'shadow';
+  return decision.degraded === undefined ? 'denied' : 'degraded-denied';
+}
+
+/**
+ * Allowed, but with under a fifth of the limit left: clients about to be denied. Fail-mode answers carry no
+ * real balance, so they never count.
+ */
+export function isNearLimit(decision: Decision): boolean {
+  if (decision.degraded === 'fail-open' || decision.degraded === 'fail-closed') return false;
+  return decision.allowed && decision.remaining < decision.limit * 0.2;
+}
