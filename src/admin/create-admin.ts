@@ -1,0 +1,229 @@
+// The admin endpoints as one framework-free handler: bearer auth in constant time, throttled, and no identifier in the clear.
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Decision } from '../decision.js';
+import { type Duration, parseDuration } from '../duration.js';
+import { configError } from '../errors.js';
+import type { Logger } from '../gate.js';
+import { clientKey } from '../identity/client-key.js';
+import { identifierHasher } from '../identity/identifier-hash.js';
+import { createLimiter, type Limiter } from '../limiter.js';
+import { fixedWindow } from '../policies/fixed-window.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import type { Store } from '../stores/store.js';
+import { knownKeys, optionalFunction, positiveInteger } from '../validate.js';
+import { bearerTokenCheck } from './bearer-token.js';
+import { collectStats } from './stats.js';
+
+export interface AdminOptions {
+  /** The bearer token, 16 characters or more (e.g. `openssl rand -hex 24`). */
+  readonly token: string;
+  /** The limiters reset and bucket act on, found by scope. */
+  readonly limiters: readonly Limiter[];
+  /** What stats lists. Default: the limiters' stores. */
+  readonly store?: Store;
+  /** Secret of the identifier hashes. Default: derived from `token`, so instances sharing a token agree. */
+  readonly hashKey?: string | Uint8Array;
+  /** Turns the `:identifier` of a URL into the identity the limiters use. Default `clientKey` (IPv6 /64, mapped IPv4). */
+  readonly identify?: (identifier: string) => string | undefined;
+  /** The address failed attempts are counted by. Default the socket's; behind a proxy, the client's. */
+  readonly clientAddress?: (req: IncomingMessage) => string | undefined;
+  /** Failed attempts per client address and window before every admin request answers 429. Default 10. */
+  readonly maxFailures?: number;
+  /** Default one minute. */
+  readonly failureWindowMs?: Duration;
+  /** Where the routes live. Default '/api/admin'. */
+  readonly basePath?: string;
+  /** For a store that fails while listing or reading. Default console. */
+  readonly logger?: Logger;
+  /** Epoch ms for the failure throttle; for tests. */
+  readonly clock?: () => number;
+}
+
+/** Resolves true when it answered the request (an admin path), false to let the application go on. */
+export type AdminHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+const OPTIONS = [
+  'token',
+  'limiters',
+  'store',
+  'hashKey',
+  'identify',
+  'clientAddress',
+  'maxFailures',
+  'failureWindowMs',
+  'basePath',
+  'logger',
+  'clock',
+];
+
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+const UNAUTHORIZED: Answer = {
+  status: 401,
+  body: { error: 'Unauthorized' },
+  headers: { 'WWW-Authenticate': 'Bearer' },
+};
+const NOT_FOUND: Answer = { status: 404, body: { error: 'Not Found' } };
+
+export function createAdmin(options: AdminOptions): AdminHandler {
+  if (typeof options !== 'object' || options === null)
+    throw configError('options', 'must be an object', options);
+  knownKeys('createAdmin', options, OPTIONS);
+  const authorized = bearerTokenCheck(options.token);
+  const limiters = byScope(options.limiters);
+  const listable = listableStores(options.store, options.limiters);
+  const hasher = identifierHasher(
+    options.hashKey ?? createHmac('sha256', options.token).update('tollgate identifier hashes').digest(),
+  );
+  const identify = optionalFunction('identify', options.identify) ?? ((id: string) => clientKey(id));
+  const clientAddress =
+    optionalFunction('clientAddress', options.clientAddress) ?? ((req) => req.socket.remoteAddress);
+  const basePath = options.basePath ?? '/api/admin';
+  if (typeof basePath !== 'string' || !/^\/[^?#]*[^/?#]$/.test(basePath))
+    throw configError('basePath', 'must be a path such as "/api/admin"', basePath);
+  const logger = options.logger ?? console;
+  // Its own in-process store: the throttle must hold even when the shared store is down, and its buckets have
+  // no business in the stats.
+  const failures = createLimiter({
+    policy: fixedWindow({
+      limit: positiveInteger('maxFailures', options.maxFailures ?? 10),
+      windowMs: parseDuration('failureWindowMs', options.failureWindowMs ?? 60_000),
+    }),
+    store: new MemoryStore(options.clock === undefined ? {} : { clock: options.clock }),
+    scope: 'tollgate-admin-auth',
+  });
+
+  const route = async (method: string, url: URL): Promise<Answer> => {
+    const [action, encoded, ...rest] = url.pathname.slice(basePath.length + 1).split('/');
+    if (rest.length > 0) return NOT_FOUND;
+    if (action === 'stats' && encoded === undefined) {
+      if (method !== 'GET') return methodNotAllowed('GET');
+      if (listable === undefined)
+        return { status: 501, body: { error: 'the store cannot list its keys (it has no keys())' } };
+      const hashed = url.searchParams.get('identifiers') === 'hashed';
+      return { status: 200, body: await collectStats(listable, hashed ? hasher : undefined) };
+    }
+    if ((action !== 'reset' && action !== 'bucket') || !encoded) return NOT_FOUND;
+    const identity = identityOf(encoded, identify);
+    if (identity === undefined) return { status: 400, body: { error: 'the identifier is not valid' } };
+    const scope = url.searchParams.get('scope');
+    const chosen = scope === null ? undefined : limiters.get(scope);
+    if (scope !== null && chosen === undefined)
+      return { status: 404, body: { error: 'no limiter has that scope', scopes: [...limiters.keys()] } };
+    const identifier = hasher.hash(identity);
+    if (action === 'reset') {
+      if (method !== 'POST') return methodNotAllowed('POST');
+      const targets = chosen === undefined ? [...limiters.values()] : [chosen];
+      await Promise.all(targets.map((limiter) => limiter.reset(identity)));
+      return { status: 200, body: { identifier, reset: targets.map((limiter) => limiter.scope) } };
+    }
+    if (method !== 'GET') return methodNotAllowed('GET');
+    if (chosen === undefined)
+      return { status: 400, body: { error: 'give ?scope=', scopes: [...limiters.keys()] } };
+    // Cost 0: the balance as it stands, without asking for (or spending) a unit.
+    return {
+      status: 200,
+      body: bucketBody(chosen.scope, identifier, await chosen.peek(identity, { cost: 0 })),
+    };
+  };
+
+  const answer = async (req: IncomingMessage): Promise<Answer> => {
+    const client = clientKey(clientAddress(req)) ?? 'unknown';
+    // Every attempt spends before the token is even looked at, so parallel guesses cannot outrun the count;
+    // a success then clears it. A blocked client gets 429 whatever it sends, or the status would tell it
+    // which guess was right.
+    const attempt = await failures.consume(client);
+    if (!attempt.allowed) return tooManyAttempts(attempt);
+    if (!authorized(req.headers.authorization)) return UNAUTHORIZED;
+    await failures.reset(client);
+    try {
+      return await route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin.invalid'));
+    } catch (error) {
+      logger.error(error, '[tollgate] admin request failed');
+      return { status: 503, body: { error: 'the store could not answer' } };
+    }
+  };
+
+  return async (req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0] as string;
+    if (path !== basePath && !path.startsWith(`${basePath}/`)) return false;
+    const { status, body, headers = {} } = await answer(req);
+    res.writeHead(status, {
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      // Admin answers describe clients: no cache may keep them.
+      'Cache-Control': 'no-store',
+    });
+    res.end(JSON.stringify(body));
+    return true;
+  };
+}
+
+function byScope(limiters: readonly Limiter[]): Map<string, Limiter> {
+  if (!Array.isArray(limiters) || limiters.length === 0)
+    throw configError('limiters', 'must be a non-empty array of limiters');
+  const map = new Map<string, Limiter>();
+  for (const limiter of limiters) {
+    if (typeof limiter?.reset !== 'function') throw configError('limiters', 'must come from createLimiter()');
+    if (map.has(limiter.scope))
+      throw configError('limiters', `has two limiters with scope "${limiter.scope}"`);
+    map.set(limiter.scope, limiter);
+  }
+  return map;
+}
+
+/** The stores stats reads, each once; undefined when one of them cannot list its keys. */
+function listableStores(
+  store: Store | undefined,
+  limiters: readonly Limiter[],
+): { keys(): AsyncIterable<string> }[] | undefined {
+  const stores = store === undefined ? [...new Set(limiters.map((limiter) => limiter.store))] : [store];
+  if (stores.some((candidate) => typeof candidate.keys !== 'function')) return undefined;
+  return stores as { keys(): AsyncIterable<string> }[];
+}
+
+function identityOf(
+  encoded: string,
+  identify: (identifier: string) => string | undefined,
+): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
+  const identity = identify(decoded);
+  return typeof identity === 'string' && identity !== '' ? identity : undefined;
+}
+
+function bucketBody(scope: string, identifier: string, decision: Decision): unknown {
+  return {
+    scope,
+    identifier,
+    limit: decision.limit,
+    remaining: decision.remaining,
+    resetMs: decision.resetMs,
+    ...(decision.degraded === undefined ? {} : { degraded: decision.degraded }),
+    policies: decision.policies.map(({ policy, remaining, resetMs }) => ({
+      name: policy.name,
+      kind: policy.kind,
+      limit: policy.limit,
+      remaining,
+      resetMs,
+    })),
+  };
+}
+
+function methodNotAllowed(allow: string): Answer {
+  return { status: 405, body: { error: 'Method Not Allowed' }, headers: { Allow: allow } };
+}
+
+function tooManyAttempts(decision: Decision): Answer {
+  const seconds = Math.max(1, Math.ceil((decision.retryAfterMs ?? 1000) / 1000));
+  return { status: 429, body: { error: 'Too Many Requests' }, headers: { 'Retry-After': String(seconds) } };
+}

@@ -1,0 +1,5 @@
+// `tollgate/admin`: the admin endpoints (stats, reset, bucket) for node:http and Express applications.
+export { bearerTokenCheck, MIN_TOKEN_LENGTH } from './bearer-token.js';
+export { type AdminHandler, type AdminOptions, createAdmin } from './create-admin.js';
+export { adminMiddleware } from './express.js';
+export { type AdminStats, MAX_LISTED_IDENTIFIERS, type ScopeStats } from './stats.js';
