@@ -1,5 +1,4 @@
 // The admin endpoints as one framework-free handler: bearer auth in constant time, throttled, and no identifier in the clear.
-import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import { type Duration, parseDuration } from '../duration.js';
@@ -22,7 +21,7 @@ export interface AdminOptions {
   readonly limiters: readonly Limiter[];
   /** What stats lists. Default: the limiters' stores. */
   readonly store?: Store;
-  /** Secret of the identifier hashes. Default: derived from `token`, so instances sharing a token agree. */
+  /** Secret of the identifier hashes. Default `token`, so instances sharing a token give the same hashes. */
   readonly hashKey?: string | Uint8Array;
   /** Turns the `:identifier` of a URL into the identity the limiters use. Default `clientKey` (IPv6 /64, mapped IPv4). */
   readonly identify?: (identifier: string) => string | undefined;
@@ -77,9 +76,8 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   const authorized = bearerTokenCheck(options.token);
   const limiters = byScope(options.limiters);
   const listable = listableStores(options.store, options.limiters);
-  const hasher = identifierHasher(
-    options.hashKey ?? createHmac('sha256', options.token).update('tollgate identifier hashes').digest(),
-  );
+  // HMAC keyed with the token reveals nothing of it, and needs no second secret to agree across instances.
+  const hasher = identifierHasher(options.hashKey ?? options.token);
   const identify = optionalFunction('identify', options.identify) ?? ((id: string) => clientKey(id));
   const clientAddress =
     optionalFunction('clientAddress', options.clientAddress) ?? ((req) => req.socket.remoteAddress);

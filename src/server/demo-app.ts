@@ -1,35 +1,109 @@
 // The demo application: one route per walkthrough in the seed documents, each behind the limits it describes.
-import express, { type Express } from 'express';
-import { rateLimit } from '../adapters/express.js';
-import type { Logger } from '../gate.js';
+import { randomBytes } from 'node:crypto';
+import express, { type Express, type Request } from 'express';
+import pino from 'pino';
+import { type ExpressRateLimitOptions, rateLimit } from '../adapters/express.js';
+import { adminMiddleware } from '../admin/express.js';
+import { apiKeyId, apiKeyIdentity } from '../identity/api-key-identity.js';
+import { clientKey } from '../identity/client-key.js';
+import { identifierHasher } from '../identity/identifier-hash.js';
+import { createLimiter, type Limiter } from '../limiter.js';
+import { createMetrics } from '../metrics/create-metrics.js';
 import { fixedWindow } from '../policies/fixed-window.js';
+import type { AnyPolicy } from '../policies/policy.js';
 import { slidingWindow } from '../policies/sliding-window.js';
 import { tokenBucket } from '../policies/token-bucket.js';
 import type { Store } from '../stores/store.js';
+import { type DemoLogger, requestLog } from './request-log.js';
 import { simulatorRouter } from './simulator.js';
 
 export interface DemoOptions {
   readonly store: Store;
   /** Names the instance in every response, so two instances behind one Redis can be told apart. */
   readonly serverId?: string;
-  readonly logger?: Logger;
+  /** Default: pino to stdout. */
+  readonly logger?: DemoLogger;
   /** Extra checks for `GET /health` (the Redis demo adds Redis reachability). */
   readonly health?: () => Promise<{ readonly ok: boolean; readonly [field: string]: unknown }>;
+  /** The admin routes exist only with a token (ADMIN_TOKEN); a token under 16 characters throws. */
+  readonly adminToken?: string;
+  /** Recognised API keys (API_KEYS). Default demo-key-1 and demo-key-2. */
+  readonly apiKeys?: readonly string[];
+  /** The keys on the paid tier of /api/tiered (PAID_API_KEYS). Default demo-key-2. */
+  readonly paidApiKeys?: readonly string[];
+  /** Log raw client IPs (LOG_CLIENT_IPS=1) rather than keyed hashes. */
+  readonly logClientIps?: boolean;
+  /** Epoch ms for the admin failure throttle; for tests. */
+  readonly clock?: () => number;
 }
 
 /** Routes that no limiter counts. */
 const UNLIMITED = new Set(['/api/public-data', '/health', '/api/simulate']);
+/** The longest /api/slow may take: enough to watch a drain, never a way to pin a connection for long. */
+export const MAX_SLOW_MS = 5_000;
 
 export function createDemoApp(options: DemoOptions): Express {
-  const { store, serverId = 'primary', logger = console } = options;
-  const app = express();
-  app.disable('x-powered-by');
-  const limit = (scope: string, policy: Parameters<typeof rateLimit>[0]) =>
-    rateLimit({ ...policy, scope, store, logger });
+  const { store, serverId = 'primary', logger = pino() } = options;
+  const apiKeys = options.apiKeys ?? ['demo-key-1', 'demo-key-2'];
+  const paidIdentities = new Set((options.paidApiKeys ?? ['demo-key-2']).map(apiKeyId));
+  // Seed 002's rule: a recognised API key names the client; any other key counts as no key, i.e. the IP.
+  const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => clientKey(req.ip) });
+  // Keyed by the admin token when there is one, so logs and admin stats of every instance give the same hashes.
+  const hasher = identifierHasher(options.adminToken ?? randomBytes(32));
+  const metrics = createMetrics({ storeHealth: async () => (await options.health?.())?.ok ?? true });
+  const log = requestLog({ logger, clientIps: options.logClientIps ?? false, hasher });
+  const limiter = (scope: string, policy: AnyPolicy): Limiter => createLimiter({ scope, policy, store });
+  const limiters = {
+    // The aggregate net: looser than anything beneath it.
+    global: limiter('global', tokenBucket({ requestsPerMinute: 300 })),
+    // Seed 002: five per minute on the expensive route, while /api/cheap only has the aggregate.
+    expensive: limiter('expensive', tokenBucket({ requestsPerMinute: 5 })),
+    // Seed 000: a burst of 5, refilling one token every two seconds.
+    sensitive: limiter('sensitive', tokenBucket({ capacity: 5, refillPerSecond: 0.5 })),
+    // Seed 001: the three algorithms side by side, 5 per 10 s and a bucket of 5 at 1/s.
+    fixed: limiter('fixed', fixedWindow({ limit: 5, windowMs: '10s' })),
+    sliding: limiter('sliding', slidingWindow({ limit: 5, windowMs: '10s' })),
+    token: limiter('token', tokenBucket({ capacity: 5, refillPerSecond: 1 })),
+    // Seed 003: 10 tokens per client, 1 per second.
+    data: limiter('data', tokenBucket({ capacity: 10, refillPerSecond: 1 })),
+    // Seed 000's next step: tiers, free 10 per minute and paid 100.
+    free: limiter('tier-free', tokenBucket({ requestsPerMinute: 10 })),
+    paid: limiter('tier-paid', tokenBucket({ requestsPerMinute: 100 })),
+    // A limit being tried out: counted, logged and measured, never enforced.
+    shadow: limiter('shadow', tokenBucket({ requestsPerMinute: 3 })),
+  };
+  const limit = (chosen: Limiter, extra: Omit<ExpressRateLimitOptions, 'limiter'> = {}) =>
+    rateLimit({
+      limiter: chosen,
+      identifier: identify,
+      logger,
+      onDecision: (event, req) => {
+        metrics.onDecision(event);
+        log.onDecision(event, req);
+      },
+      ...extra,
+    });
   const ok = (route: string) => (_req: express.Request, res: express.Response) => {
     res.json({ ok: true, route, server: serverId, timestamp: new Date().toISOString() });
   };
 
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(log.middleware);
+  if (options.adminToken !== undefined) {
+    // Before the API limiters: admin requests have their own throttle and spend no API quota.
+    app.use(
+      adminMiddleware({
+        token: options.adminToken,
+        limiters: Object.values(limiters),
+        store,
+        // A URL may name a client by API key (or its `key:` identity) as well as by address.
+        identify: (id) => (apiKeys.includes(id) ? apiKeyId(id) : clientKey(id)),
+        logger,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      }),
+    );
+  }
   app.use(simulatorRouter());
   app.get('/health', async (_req, res) => {
     const extra = options.health === undefined ? { ok: true } : await options.health();
@@ -37,41 +111,38 @@ export function createDemoApp(options: DemoOptions): Express {
       .status(extra.ok ? 200 : 503)
       .json({ status: extra.ok ? 'ok' : 'degraded', server: serverId, ...extra });
   });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  // Seed 003's totals at a glance.
+  app.get('/metrics.json', async (_req, res) => {
+    res.json(await metrics.totals());
+  });
   app.get('/api/public-data', ok('/api/public-data'));
-
-  // The aggregate net: mounted before every limited route; looser than anything beneath it.
-  app.use('/api', limit('global', { requestsPerMinute: 300, skip: (req) => UNLIMITED.has(req.originalUrl) }));
-
-  // Seed 002: five per minute on the expensive route, while /api/cheap only has the aggregate.
-  app.get('/api/expensive', limit('expensive', { requestsPerMinute: 5 }), ok('/api/expensive'));
+  // Mounted before every limited route, so it counts them all.
+  app.use('/api', limit(limiters.global, { skip: (req) => UNLIMITED.has(req.originalUrl) }));
+  app.get('/api/expensive', limit(limiters.expensive), ok('/api/expensive'));
   app.get('/api/cheap', ok('/api/cheap'));
-  // Seed 000: a burst of 5, refilling one token every two seconds.
+  app.get('/api/sensitive-action', limit(limiters.sensitive), ok('/api/sensitive-action'));
+  app.get('/api/fixed-test', limit(limiters.fixed), ok('/api/fixed-test'));
+  app.get('/api/sliding-test', limit(limiters.sliding), ok('/api/sliding-test'));
+  app.get('/api/token-bucket-test', limit(limiters.token), ok('/api/token-bucket-test'));
+  app.get('/api/data', limit(limiters.data), ok('/api/data'));
   app.get(
-    '/api/sensitive-action',
-    limit('sensitive', { policy: tokenBucket({ capacity: 5, refillPerSecond: 0.5 }) }),
-    ok('/api/sensitive-action'),
+    '/api/tiered',
+    limit(limiters.free, {
+      tiers: {
+        resolve: async (req) => (paidIdentities.has(String(await identify(req))) ? 'paid' : undefined),
+        limiters: { paid: limiters.paid },
+      },
+    }),
+    ok('/api/tiered'),
   );
-  // Seed 001: the three algorithms side by side, 5 per 10 s and a bucket of 5 at 1/s.
-  app.get(
-    '/api/fixed-test',
-    limit('fixed', { policy: fixedWindow({ limit: 5, windowMs: '10s' }) }),
-    ok('/api/fixed-test'),
-  );
-  app.get(
-    '/api/sliding-test',
-    limit('sliding', { policy: slidingWindow({ limit: 5, windowMs: '10s' }) }),
-    ok('/api/sliding-test'),
-  );
-  app.get(
-    '/api/token-bucket-test',
-    limit('token', { policy: tokenBucket({ capacity: 5, refillPerSecond: 1 }) }),
-    ok('/api/token-bucket-test'),
-  );
-  // Seed 003: 10 tokens per IP, 1 per second.
-  app.get(
-    '/api/data',
-    limit('data', { policy: tokenBucket({ capacity: 10, refillPerSecond: 1 }) }),
-    ok('/api/data'),
-  );
+  app.get('/api/shadow-test', limit(limiters.shadow, { shadow: true }), ok('/api/shadow-test'));
+  // Answers after ?ms= (at most MAX_SLOW_MS): an in-flight request to watch a graceful shutdown drain.
+  app.get('/api/slow', (req, res) => {
+    const ms = Math.min(MAX_SLOW_MS, Math.max(0, Number(req.query.ms) || 0));
+    setTimeout(() => ok('/api/slow')(req, res), ms);
+  });
   return app;
 }

@@ -1,6 +1,6 @@
 // `npm run start:redis`: the demo on RedisStore, so every instance pointed at one Redis spends from the same buckets.
 import { RedisStore } from '../stores/redis/index.js';
-import { envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
+import { createDemoLogger, envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
 
 const { REDIS_URL, REDIS_HOST, REDIS_PASSWORD, REDIS_CLUSTER_NODES } = process.env;
 const failOpen = envFlag('FAIL_OPEN', true);
@@ -37,8 +37,10 @@ const where =
       ? redacted(address.url)
       : `${address.host}:${address.port}`;
 
+const logger = createDemoLogger();
 const store = new RedisStore({
   ...address,
+  logger,
   // A password inside REDIS_URL takes precedence over this one.
   ...(REDIS_PASSWORD ? { password: REDIS_PASSWORD } : {}),
   failOpen,
@@ -47,15 +49,16 @@ const mode = failOpen ? 'open' : 'closed';
 
 try {
   await store.connect();
-  console.log(`tollgate demo: using Redis at ${where}; fails ${mode} whenever Redis is unreachable`);
+  logger.info(`tollgate demo: using Redis at ${where}; fails ${mode} whenever Redis is unreachable`);
 } catch (error) {
   const why = `Redis at ${where} is unreachable (${(error as Error).message})`;
   if (requireRedis) refuseToStart(`${why}; REQUIRE_REDIS=1, so not starting`);
-  console.warn(`tollgate demo: ${why}; starting anyway, failing ${mode} until it answers`);
+  logger.warn(`tollgate demo: ${why}; starting anyway, failing ${mode} until it answers`);
 }
 
 await runDemo({
   store,
+  logger,
   // 503 while Redis is unreachable, so a load balancer can route around this instance.
   health: async () => {
     const health = await store.health();

@@ -1,5 +1,8 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
+import pino from 'pino';
+import { TollgateError } from '../errors.js';
 import { createDemoApp, type DemoOptions } from './demo-app.js';
+import type { DemoLogger } from './request-log.js';
 import { serve } from './serve.js';
 
 /** Says why the demo cannot start and exits 1: a stack trace would bury a configuration mistake. */
@@ -25,11 +28,54 @@ export function envFlag(name: string, fallback: boolean): boolean {
   return raw === '1';
 }
 
-/** Serves the demo app as SERVER_ID (default 'primary') on PORT (default 3000); the drain closes the store. */
-export async function runDemo(options: Omit<DemoOptions, 'serverId'>): Promise<void> {
-  const { store } = options;
-  await serve(createDemoApp({ ...options, serverId: process.env.SERVER_ID || 'primary' }), {
+/** A comma-separated list; unset or empty gives the default. */
+function envList(name: string, fallback: readonly string[]): readonly string[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** The demos' structured logs: JSON lines on stdout. */
+export function createDemoLogger(): DemoLogger {
+  return pino();
+}
+
+/** Which environment variable sets each option a demo can refuse. */
+const ENV_OF_OPTION: Readonly<Record<string, string>> = { token: 'ADMIN_TOKEN', keys: 'API_KEYS' };
+
+/**
+ * Serves the demo app as SERVER_ID (default 'primary') on PORT (default 3000), with ADMIN_TOKEN, API_KEYS,
+ * PAID_API_KEYS and LOG_CLIENT_IPS; the drain closes the store.
+ */
+export async function runDemo(options: Pick<DemoOptions, 'store' | 'health' | 'logger'>): Promise<void> {
+  const { store, logger = createDemoLogger() } = options;
+  const apiKeys = envList('API_KEYS', ['demo-key-1', 'demo-key-2']);
+  const paidApiKeys = envList('PAID_API_KEYS', ['demo-key-2']);
+  const unknownPaid = paidApiKeys.filter((key) => !apiKeys.includes(key));
+  if (unknownPaid.length > 0)
+    refuseToStart(`PAID_API_KEYS must be a subset of API_KEYS (${unknownPaid.length} of them are not)`);
+  let app: ReturnType<typeof createDemoApp>;
+  try {
+    app = createDemoApp({
+      ...options,
+      logger,
+      serverId: process.env.SERVER_ID || 'primary',
+      ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}),
+      apiKeys,
+      paidApiKeys,
+      logClientIps: envFlag('LOG_CLIENT_IPS', false),
+    });
+  } catch (error) {
+    if (!(error instanceof TollgateError) || error.code !== 'ERR_TOLLGATE_CONFIG') throw error;
+    const variable = ENV_OF_OPTION[error.option ?? ''];
+    refuseToStart(variable === undefined ? error.message : `${variable} is not usable: ${error.message}`);
+  }
+  await serve(app, {
     port: envPort('PORT', 3000),
     onClose: () => store.close?.(),
+    log: (message) => logger.info(message),
   });
 }
