@@ -1,9 +1,7 @@
 // End to end: two real `start:redis` demo processes on one throwaway Redis spend from one bucket, and drain cleanly.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { type Demo, ensureBuilt, launchDemo, REDIS_DEMO, waitForListening } from '../harness/demo-process.js';
 import {
   freePorts,
   type RedisServer,
@@ -13,43 +11,7 @@ import {
 } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = 'dist/server/main-redis.js';
-const STARTUP_TIMEOUT_MS = 10_000;
-// setpriv ties each demo to this test process, so even a SIGKILLed test run leaves no server behind.
-const SETPRIV = spawnSync('setpriv', ['--version']).status === 0;
-
-interface Demo {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-}
-
-/** Runs the demo as `npm run start:redis` would (without its build step) and collects what it prints. */
-function launch(env: Record<string, string>): Demo {
-  const argv = [process.execPath, ENTRY];
-  const [command, ...args] = SETPRIV ? ['setpriv', '--pdeathsig', 'KILL', '--', ...argv] : argv;
-  const child = spawn(command as string, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  return { child, output: () => output };
-}
-
-async function listening(demo: Demo, port: number): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!demo.output().includes(`listening on http://127.0.0.1:${port}`)) {
-    if (demo.child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`the demo on port ${port} did not start:\n${demo.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const launch = (env: Record<string, string>): Demo => launchDemo(REDIS_DEMO, env);
 
 describeWithRedis('two start:redis instances on one Redis', () => {
   let server: RedisServer;
@@ -57,10 +19,7 @@ describeWithRedis('two start:redis instances on one Redis', () => {
   const urls: string[] = [];
 
   before(async () => {
-    if (!existsSync(`${ROOT}${ENTRY}`)) {
-      const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-      assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}${build.stderr}`);
-    }
+    ensureBuilt(REDIS_DEMO);
     server = await startRedisServer();
     // A shared TEST_REDIS_URL server may still hold this client's buckets from an earlier run.
     await server.command('DEL', 'ratelimit:expensive|127.0.0.1', 'ratelimit:global|127.0.0.1');
@@ -75,7 +34,7 @@ describeWithRedis('two start:redis instances on one Redis', () => {
       demos.push(launch(env));
       urls.push(`http://127.0.0.1:${port}`);
     }
-    await Promise.all(demos.map((demo, i) => listening(demo, ports[i] as number)));
+    await Promise.all(demos.map((demo, i) => waitForListening(demo, ports[i] as number)));
   });
 
   after(async () => {
