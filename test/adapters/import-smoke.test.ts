@@ -19,13 +19,27 @@ const entries = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
 
 /** What each subpath must export; a subpath missing here fails, so a new entry point cannot go unchecked. */
 const EXPECTED: Record<string, readonly string[]> = {
-  '.': ['createLimiter', 'createGate', 'MemoryStore', 'rateLimitHeaders', 'tokenBucket', 'TollgateError'],
+  '.': [
+    'createLimiter',
+    'createGate',
+    'MemoryStore',
+    'rateLimitHeaders',
+    'tokenBucket',
+    'TollgateError',
+    'clientKey',
+    'apiKeyIdentity',
+    'identifierHasher',
+    'decisionOutcome',
+  ],
   './express': ['rateLimit'],
   './fastify': ['rateLimit'],
   './hono': ['rateLimit'],
   './koa': ['rateLimit'],
   './node': ['rateLimit', 'withRateLimit'],
   './redis': ['RedisStore'],
+  './admin': ['createAdmin', 'adminMiddleware', 'bearerTokenCheck'],
+  './metrics': ['createMetrics'],
+  './simulation': ['simulate', 'generateArrivals'],
 };
 
 const OPTIONAL_FRAMEWORKS = /^(fastify|fastify-plugin|hono|@hono\/|koa)(\/|$)/;
@@ -84,6 +98,18 @@ describe('import smoke test on dist/', () => {
         OPTIONAL_FRAMEWORKS.test(specifier),
       );
       assert.deepEqual(frameworks, []);
+    });
+  }
+
+  // Observability is opt-in: only tollgate/metrics may load prom-client, and nothing in the library loads pino.
+  for (const subpath of ['.', './express', './admin']) {
+    it(`${subpath} never loads prom-client or pino`, () => {
+      const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
+      const { static: statically, dynamic } = reachableBareImports(file);
+      assert.deepEqual(
+        [...statically, ...dynamic].filter((specifier) => /^(prom-client|pino)(\/|$)/.test(specifier)),
+        [],
+      );
     });
   }
 
