@@ -41,6 +41,8 @@ export interface IoRedisLike {
   connect(): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  once(event: 'ready' | 'end', listener: () => void): unknown;
+  off(event: 'ready' | 'end', listener: () => void): unknown;
   scanStream?(options: { match: string; count: number }): AsyncIterable<string[]>;
   nodes?(role: 'master'): IoRedisNode[];
 }
@@ -102,6 +104,8 @@ function ioredis(client: IoRedisLike): ScriptClient {
     },
     connect: async () => {
       if (client.status === 'wait') await client.connect();
+      // A client created without lazyConnect is already on its way: wait for it (the store bounds the wait).
+      else if (client.status === 'connecting' || client.status === 'connect') await ioredisReady(client);
     },
     close: async () => {
       await client.quit().catch(() => client.disconnect());
@@ -144,6 +148,21 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
       if (client.isOpen) await (client.close?.() ?? client.quit?.());
     },
   };
+}
+
+function ioredisReady(client: IoRedisLike): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ready = () => {
+      client.off('end', ended);
+      resolve();
+    };
+    const ended = () => {
+      client.off('ready', ready);
+      reject(new TollgateError('ERR_TOLLGATE_STORE', 'the ioredis client closed before it was ready'));
+    };
+    client.once('ready', ready);
+    client.once('end', ended);
+  });
 }
 
 /** One stream of keys from several per-node scans (node-redis v4 yields keys, later versions arrays of keys). */
