@@ -172,6 +172,7 @@ export function createGate<Req>(
   return { limiter, logger, check };
 }
 
+/** The adapter's address as the default identity; a synchronous address stays synchronous (no promise per request). */
 function byClientKey<Req>(
   address: (req: Req) => Identity | Promise<Identity>,
 ): (req: Req) => Identity | Promise<Identity> {
