@@ -237,7 +237,12 @@ describeWithRedis('admin on RedisStore', () => {
   // A prefix per fixture: stats lists everything under the prefix, and a shared TEST_REDIS_URL may hold more.
   runAdminSuite(
     () => (clock) =>
-      new RedisStore({ url: server.url, keyPrefix: `admin-test-${process.pid}-${++fixtures}:`, clock }),
+      new RedisStore({
+        url: server.url,
+        keyPrefix: `admin-test-${process.pid}-${++fixtures}:`,
+        clock,
+        commandTimeoutMs: 5000,
+      }),
   );
 });
 

@@ -33,6 +33,9 @@ export async function openClusterStore(
   cluster: RedisCluster,
   options: Omit<RedisStoreOptions, 'client' | 'rootNodes' | 'keyPrefix'> = {},
 ): Promise<RedisFixture> {
+  // Latency is not what most suites test: a loaded CI box must not turn a slow answer into a degraded one.
+  // Fault tests pass FAST_FAILURE to override.
+  options = { commandTimeoutMs: 5000, ...options };
   const keyPrefix = `tg-${randomUUID().slice(0, 8)}:`;
   const rootNodes = cluster.rootNodes.map(({ host, port }) => ({ host, port }));
   switch (client) {

@@ -176,7 +176,9 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   for (const client of CLUSTER_CLIENTS) {
     describe(`fan-out and scripts (${client})`, () => {
       it('scans every master once, and deletes keys on every master', async () => {
-        const fixture = await openClusterStore(client, cluster);
+        // 200 first decisions at once each find the script missing and send it in full: generous budget, since
+        // latency is not what this test is about.
+        const fixture = await openClusterStore(client, cluster, { commandTimeoutMs: 5000 });
         const { store } = fixture;
         try {
           const limiter = createLimiter({

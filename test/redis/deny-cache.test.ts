@@ -32,7 +32,7 @@ describeWithRedis('local deny cache', () => {
 
   it('answers a flooding client locally until its exact retry time', async () => {
     const clock = new TestClock();
-    const store = new RedisStore({ url: server.url, clock: clock.read });
+    const store = new RedisStore({ url: server.url, clock: clock.read, commandTimeoutMs: 5000 });
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 1 }), store });
     for (let i = 0; i < 10; i++) assert.equal((await limiter.consume('flood')).allowed, true);
     const before = await scriptCalls(server);
@@ -53,7 +53,7 @@ describeWithRedis('local deny cache', () => {
   });
 
   it('forgets a key on a local reset', async () => {
-    const store = new RedisStore({ url: server.url });
+    const store = new RedisStore({ url: server.url, commandTimeoutMs: 5000 });
     const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: '1h' }), store });
     await limiter.consume('r');
     assert.equal((await limiter.consume('r')).allowed, false);
@@ -64,8 +64,13 @@ describeWithRedis('local deny cache', () => {
 
   it('never rejects what Redis would allow, on random traces', async () => {
     const clock = new TestClock();
-    const cached = new RedisStore({ url: server.url, clock: clock.read });
-    const direct = new RedisStore({ url: server.url, clock: clock.read, localDenyCache: 0 });
+    const cached = new RedisStore({ url: server.url, clock: clock.read, commandTimeoutMs: 5000 });
+    const direct = new RedisStore({
+      url: server.url,
+      clock: clock.read,
+      localDenyCache: 0,
+      commandTimeoutMs: 5000,
+    });
     let traces = 0;
     const policy: fc.Arbitrary<AnyPolicy> = fc.oneof(
       fc

@@ -7,7 +7,7 @@ import { describeWithRedis } from '../harness/suite.js';
 describeWithRedis('RedisStore, single server', () => {
   runDifferential('RedisStore (single server)', async (options) => {
     const server = await startRedisServer();
-    const store = new RedisStore({ url: server.url, ...options });
+    const store = new RedisStore({ url: server.url, commandTimeoutMs: 5000, ...options });
     const close = async () => {
       await store.close();
       await server.stop();

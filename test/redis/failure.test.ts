@@ -13,7 +13,7 @@ import { describeWithRedis } from '../harness/suite.js';
 /** Short budgets keep the suite fast; the margin absorbs a loaded 2-core CI machine, not a hang. */
 const COMMAND_TIMEOUT_MS = 150;
 const COOLDOWN_MS = 200;
-const MARGIN_MS = 400;
+const MARGIN_MS = 750;
 const quiet = { warn: () => {}, error: () => {} };
 
 interface Timed {
@@ -54,7 +54,7 @@ describeWithRedis('when Redis is unavailable', () => {
     cleanups.push(() => server.stop());
     const base = {
       commandTimeoutMs: COMMAND_TIMEOUT_MS,
-      connectTimeoutMs: 500,
+      connectTimeoutMs: 5000,
       reconnectCooldownMs: COOLDOWN_MS,
       logger: quiet,
       ...options,
