@@ -202,16 +202,19 @@ function withoutRetryAfter(headers: Record<string, string>): Record<string, stri
   return rest;
 }
 
+/** The options that build a limiter: given a ready `limiter`, none of them may be. */
+export const LIMITER_OPTIONS = [
+  'policy',
+  'requestsPerMinute',
+  'capacity',
+  'scope',
+  'store',
+  'failOpen',
+] as const;
+
 function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
   if (options.limiter !== undefined) {
-    for (const conflicting of [
-      'policy',
-      'requestsPerMinute',
-      'capacity',
-      'scope',
-      'store',
-      'failOpen',
-    ] as const) {
+    for (const conflicting of LIMITER_OPTIONS) {
       if (options[conflicting] !== undefined)
         throw configError(conflicting, 'cannot be combined with `limiter`');
     }

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
 import { configError } from '../errors.js';
-import { createGate, type GateOptions } from '../gate.js';
+import { createGate, type GateOptions, LIMITER_OPTIONS } from '../gate.js';
 import type { Limiter } from '../limiter.js';
 import { optionalFunction } from '../validate.js';
 
@@ -22,17 +22,6 @@ declare module 'fastify' {
 }
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
-
-/** The options that shape a limiter; a route that sets none of them shares the plugin's buckets. */
-const LIMITER_OPTIONS = [
-  'limiter',
-  'policy',
-  'requestsPerMinute',
-  'capacity',
-  'scope',
-  'store',
-  'failOpen',
-] as const;
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, options) => {
   const appWide = limitHook(options);
@@ -96,7 +85,8 @@ function routeOptions(
 ): FastifyRateLimitOptions {
   const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, ...perRequest } =
     pluginOptions;
-  if (!LIMITER_OPTIONS.some((option) => route[option] !== undefined))
+  // A route that sets none of the limiter's options (nor a limiter) shares the plugin's buckets.
+  if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
     return { ...perRequest, ...route, limiter: shared };
   if (route.limiter !== undefined) return { ...perRequest, ...route };
   return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
