@@ -24,30 +24,43 @@ export interface Decision {
   readonly degraded?: DegradedMode;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /**
  * The binding policy is, on a denial, the one that makes the client wait longest (a wait no time cures wins);
  * when allowed, the one with the fewest units left.
+ * Objects are built field by field: on Node 20, `{ ...object, extra }` costs about a microsecond per call
+ * (measured in bench/), more than the rest of an in-memory decision.
  */
 export function toDecision(policies: readonly AnyPolicy[], response: StoreResponse): Decision {
-  const decisions = response.results.map((result, i) => ({ ...result, policy: policies[i] as AnyPolicy }));
-  let binding = decisions[0] as PolicyDecision;
-  for (const candidate of decisions) {
-    if (response.allowed ? candidate.remaining < binding.remaining : binds(candidate, binding))
+  const { allowed, results } = response;
+  const decisions: PolicyDecision[] = [];
+  let binding: PolicyDecision | undefined;
+  for (let i = 0; i < results.length; i++) {
+    const { remaining, resetMs, retryAfterMs } = results[i] as PolicyResult;
+    const candidate = {
+      allowed: (results[i] as PolicyResult).allowed,
+      remaining,
+      resetMs,
+      retryAfterMs,
+      policy: policies[i] as AnyPolicy,
+    };
+    decisions.push(candidate);
+    if (binding === undefined || (allowed ? remaining < binding.remaining : binds(candidate, binding)))
       binding = candidate;
   }
-  const base = {
-    allowed: response.allowed,
-    limit: binding.policy.limit,
-    remaining: binding.remaining,
-    resetMs: binding.resetMs,
+  const bound = binding as PolicyDecision;
+  const decision: Mutable<Decision> = {
+    allowed,
+    limit: bound.policy.limit,
+    remaining: bound.remaining,
+    resetMs: bound.resetMs,
     nowMs: response.nowMs,
     policies: decisions,
   };
-  const decision: Decision =
-    response.degraded === undefined ? base : { ...base, degraded: response.degraded };
-  return !response.allowed && binding.retryAfterMs >= 0
-    ? { ...decision, retryAfterMs: binding.retryAfterMs }
-    : decision;
+  if (response.degraded !== undefined) decision.degraded = response.degraded;
+  if (!allowed && bound.retryAfterMs >= 0) decision.retryAfterMs = bound.retryAfterMs;
+  return decision;
 }
 
 function binds(candidate: PolicyDecision, current: PolicyDecision): boolean {

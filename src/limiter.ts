@@ -4,7 +4,7 @@ import { configError, TollgateError } from './errors.js';
 import { bucketKeys, defaultScope, validateScope } from './key.js';
 import type { AnyPolicy } from './policies/policy.js';
 import { sharedMemoryStore } from './stores/memory-store.js';
-import { isStore, type Store } from './stores/store.js';
+import { isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
 import { knownKeys, positiveInteger } from './validate.js';
 
 export interface LimiterOptions {
@@ -52,7 +52,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const failOpen = options.failOpen;
   if (failOpen !== undefined && typeof failOpen !== 'boolean')
     throw configError('failOpen', 'must be a boolean', failOpen);
-  const modes = failOpen === undefined ? {} : { failOpen };
   const tightest = Math.min(...policies.map((p) => p.limit));
   // A limit of 0 is a deliberate "reject everything"; any other limit below the cost is a mistake.
   if (tightest > 0 && defaultCost > tightest) {
@@ -68,7 +67,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
     }
     const keys = bucketKeys(scope, identifier, policies);
-    return toDecision(policies, await store.evaluate({ keys, policies, cost, dryRun, ...modes }));
+    const request: StoreRequest =
+      failOpen === undefined ? { keys, policies, cost, dryRun } : { keys, policies, cost, dryRun, failOpen };
+    const response = store.evaluate(request);
+    // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
+    return toDecision(policies, isPromise(response) ? await response : response);
   };
 
   return {
@@ -103,4 +106,8 @@ function validatePolicies(policy: LimiterOptions['policy'] | undefined): readonl
   if (names.size !== policies.length)
     throw configError('policy', 'names must be unique within a limiter (set `name`)');
   return policies;
+}
+
+function isPromise(response: StoreResponse | Promise<StoreResponse>): response is Promise<StoreResponse> {
+  return typeof (response as Partial<Promise<StoreResponse>>).then === 'function';
 }

@@ -1,5 +1,5 @@
 // Evaluates a request against several policies at once, all or nothing: a denial by one spends from none.
-import type { AnyPolicy, PolicyResult } from './policy.js';
+import type { AnyPolicy, PolicyResult, Transition } from './policy.js';
 
 export interface Evaluation {
   readonly allowed: boolean;
@@ -8,9 +8,12 @@ export interface Evaluation {
   readonly writes: readonly ({ readonly state: unknown; readonly ttlMs: number } | undefined)[];
 }
 
+const NO_WRITES: Evaluation['writes'] = Object.freeze([]);
+
 /**
  * The TypeScript twin of the Redis script's main loop. When any policy denies, the policies that would have
  * admitted the request report their unspent view (cost 0), because nothing was spent from them.
+ * Plain loops rather than map/every: this runs on every request, and most limiters have one policy.
  */
 export function evaluatePolicies(
   policies: readonly AnyPolicy[],
@@ -19,21 +22,25 @@ export function evaluatePolicies(
   cost: number,
   dryRun: boolean,
 ): Evaluation {
-  const transitions = policies.map((policy, i) => policy.evaluate(states[i], nowMs, cost));
-  const allowed = transitions.every((t) => t.result.allowed);
-  if (!allowed) {
-    const results = transitions.map((t, i) =>
-      t.result.allowed ? (policies[i] as AnyPolicy).evaluate(states[i], nowMs, 0).result : t.result,
-    );
-    return { allowed, results, writes: [] };
+  const count = policies.length;
+  const transitions: Transition<unknown>[] = [];
+  let allowed = true;
+  for (let i = 0; i < count; i++) {
+    const transition = (policies[i] as AnyPolicy).evaluate(states[i], nowMs, cost);
+    if (!transition.result.allowed) allowed = false;
+    transitions.push(transition);
   }
-  return {
-    allowed,
-    results: transitions.map((t) => t.result),
-    // Spending nothing changes nothing worth a write (and must not open a window).
-    writes:
-      dryRun || cost === 0
-        ? []
-        : transitions.map((t) => (t.next === undefined ? undefined : { state: t.next, ttlMs: t.ttlMs })),
-  };
+  const results: PolicyResult[] = [];
+  for (let i = 0; i < count; i++) {
+    const { result } = transitions[i] as Transition<unknown>;
+    results.push(
+      allowed || !result.allowed ? result : (policies[i] as AnyPolicy).evaluate(states[i], nowMs, 0).result,
+    );
+  }
+  // Spending nothing changes nothing worth a write (and must not open a window).
+  if (!allowed || dryRun || cost === 0) return { allowed, results, writes: NO_WRITES };
+  const writes: Evaluation['writes'][number][] = [];
+  for (const { next, ttlMs } of transitions)
+    writes.push(next === undefined ? undefined : { state: next, ttlMs });
+  return { allowed, results, writes };
 }
