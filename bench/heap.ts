@@ -37,11 +37,13 @@ function storeFor(name: string, keys: number): Tracked {
   return { decide: (key) => limiter.consume(key), size: () => storage._storage.size };
 }
 
+/** The heap plus ArrayBuffer contents (where typed arrays keep their data, outside the heap proper). */
 function settledHeap(): number {
   const collect = globalThis.gc as () => void;
   collect();
   collect();
-  return process.memoryUsage().heapUsed;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
 }
 
 const [name = '', keysArg = '0'] = process.argv.slice(2);
