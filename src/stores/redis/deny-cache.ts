@@ -40,14 +40,15 @@ export class DenyCache {
     // Another cost fits sooner or waits longer; a clock that went back (an injected one) makes waits longer.
     if (cost !== denial.cost || now < denial.at) return undefined;
     const elapsed = Math.ceil(now - denial.at);
+    // Field by field: `{ ...result, ... }` costs about a microsecond on Node 20 (bench/), on the path a flood takes.
     return {
       allowed: false,
       nowMs: denial.response.nowMs + elapsed,
-      results: denial.response.results.map((result) => ({
-        ...result,
-        resetMs: result.resetMs < 0 ? result.resetMs : Math.max(0, result.resetMs - elapsed),
-        retryAfterMs:
-          result.retryAfterMs <= 0 ? result.retryAfterMs : Math.max(1, result.retryAfterMs - elapsed),
+      results: denial.response.results.map(({ allowed, remaining, resetMs, retryAfterMs }) => ({
+        allowed,
+        remaining,
+        resetMs: resetMs < 0 ? resetMs : Math.max(0, resetMs - elapsed),
+        retryAfterMs: retryAfterMs <= 0 ? retryAfterMs : Math.max(1, retryAfterMs - elapsed),
       })),
     };
   }

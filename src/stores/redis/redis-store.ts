@@ -8,7 +8,7 @@ import { degradedResponse, type Store, type StoreRequest, type StoreResponse } f
 import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
 import { DenyCache } from './deny-cache.js';
-import { policyArguments, SCRIPT, SCRIPT_SHA } from './script.js';
+import { constantArguments, SCRIPT, SCRIPT_SHA, trailingArguments } from './script.js';
 
 export interface RedisStoreOptions {
   /** A client the application already owns (ioredis or node-redis); the store never closes it. */
@@ -129,7 +129,7 @@ export class RedisStore implements Store {
   readonly failOpen: boolean;
   readonly keyPrefix: string;
   readonly #options: RedisStoreOptions;
-  readonly #ttlArgs: readonly string[];
+  readonly #ttlMs: readonly number[];
   readonly #commandTimeoutMs: number;
   readonly #connectTimeoutMs: number;
   readonly #degradedRetryAfterMs: number;
@@ -143,6 +143,8 @@ export class RedisStore implements Store {
   readonly #fallback: MemoryStore | undefined;
   readonly #fallbackShare: number;
   readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
+  /** ARGV after the cost, per limiter (its policies array is its own): the same on every call. */
+  readonly #constantArgs = new WeakMap<readonly AnyPolicy[], readonly string[]>();
   readonly #denials: DenyCache | undefined;
   #client: ScriptClient | undefined;
   #owned = false;
@@ -164,7 +166,7 @@ export class RedisStore implements Store {
     const max = positiveInteger('maxTtlSeconds', options.maxTtlSeconds ?? 86_400);
     const pad = nonNegativeInteger('ttlPaddingSeconds', options.ttlPaddingSeconds ?? 60);
     if (min > max) throw configError('minTtlSeconds', 'must not exceed `maxTtlSeconds`', min);
-    this.#ttlArgs = [String(min * 1000), String(max * 1000), String(pad * 1000)];
+    this.#ttlMs = [min * 1000, max * 1000, pad * 1000];
     this.failOpen = options.failOpen ?? true;
     if (typeof this.failOpen !== 'boolean') throw configError('failOpen', 'must be a boolean', this.failOpen);
     this.#commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 250);
@@ -223,7 +225,8 @@ export class RedisStore implements Store {
   }
 
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    const firstKey = this.keyPrefix + (request.keys[0] as string);
+    const { keys, policies } = request;
+    const firstKey = this.keyPrefix + (keys[0] as string);
     if (!request.dryRun && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
       if (cached !== undefined) {
@@ -239,18 +242,16 @@ export class RedisStore implements Store {
       if (client === undefined || !this.#started || this.#connecting !== undefined)
         client = await this.#ready();
       if (!client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
-      const keys = request.keys.map((key) => this.keyPrefix + key);
+      const redisKeys = keys.length === 1 ? [firstKey] : keys.map((key) => this.keyPrefix + key);
       const args = [
-        this.#clock === undefined ? '' : String(this.#clock()),
         String(request.cost),
-        request.dryRun ? '1' : '0',
-        ...this.#ttlArgs,
-        ...policyArguments(request.policies),
+        ...this.#constantArguments(policies),
+        ...trailingArguments(request.dryRun, this.#clock?.()),
       ];
-      const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
+      const reply = await this.#withTimeout(this.#runScript(client, redisKeys, args), this.#commandTimeoutMs);
       this.metrics.decisions++;
       this.#breakers.get(shard)?.success();
-      const response = parseReply(reply, request.keys.length);
+      const response = parseReply(reply, keys.length);
       if (!request.dryRun && this.#denials !== undefined) {
         if (response.allowed) this.#denials.delete(firstKey);
         else this.#denials.set(firstKey, request.cost, response, retryAfter(response));
@@ -383,15 +384,33 @@ export class RedisStore implements Store {
     }
   }
 
+  #constantArguments(policies: readonly AnyPolicy[]): readonly string[] {
+    let args = this.#constantArgs.get(policies);
+    if (args === undefined) {
+      args = constantArguments(policies, this.#ttlMs);
+      this.#constantArgs.set(policies, args);
+    }
+    return args;
+  }
+
+  /** One promise and one timer per call: `Promise.race` plus `finally` cost three more promises. */
   #withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
         this.metrics.timeouts++;
         reject(new TollgateError('ERR_TOLLGATE_TIMEOUT', `Redis did not answer within ${ms} ms`));
       }, ms);
+      promise.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
     });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 
   #logFailure(error: unknown): void {
@@ -421,25 +440,28 @@ function retryAfter(response: StoreResponse): number {
   return wait;
 }
 
+/** The script's reply (see script.ts for its two shapes), or a store error for anything else. */
 function parseReply(reply: unknown, policies: number): StoreResponse {
   if (
     !Array.isArray(reply) ||
-    reply.length !== 2 + 4 * policies ||
+    reply.length !== (policies === 1 ? 5 : 2 + 4 * policies) ||
     !reply.every((n) => typeof n === 'number')
   ) {
     throw new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
   }
   const numbers = reply as number[];
+  const allowed = numbers[0] === 1;
+  const nowMs = numbers[1] as number;
+  const result = (at: number, ok: boolean): PolicyResult => ({
+    allowed: ok,
+    remaining: numbers[at] as number,
+    resetMs: numbers[at + 1] as number,
+    retryAfterMs: numbers[at + 2] as number,
+  });
+  if (policies === 1) return { allowed, results: [result(2, allowed)], nowMs };
   const results: PolicyResult[] = [];
-  for (let i = 2; i < numbers.length; i += 4) {
-    results.push({
-      allowed: numbers[i] === 1,
-      remaining: numbers[i + 1] as number,
-      resetMs: numbers[i + 2] as number,
-      retryAfterMs: numbers[i + 3] as number,
-    });
-  }
-  return { allowed: numbers[0] === 1, results, nowMs: numbers[1] as number };
+  for (let i = 2; i < numbers.length; i += 4) results.push(result(i + 1, numbers[i] === 1));
+  return { allowed, results, nowMs };
 }
 
 /**

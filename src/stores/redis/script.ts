@@ -1,5 +1,5 @@
-// The one Lua script the Redis engine runs: the integer prelude, every policy's Lua twin, and the main loop
-// that is the twin of `evaluatePolicies`.
+// The one Lua script the Redis engine runs: the integer prelude, every policy's Lua twin, and the main paths that
+// are the twins of `evaluatePolicies` (a short one for the common single-policy limiter, the general loop otherwise).
 import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
 import { policyLua } from '../../policies/index.js';
@@ -7,32 +7,74 @@ import type { AnyPolicy } from '../../policies/policy.js';
 
 /**
  * KEYS: one per policy.
- * ARGV: now ms ('' = the server's TIME), cost, dry run ('1'/'0'), min/max TTL and TTL padding (ms),
- *       then per policy: kind, argument count, arguments.
- * Reply: { allowed, now, then per policy: allowed, remaining, resetMs, retryAfterMs }.
+ * ARGV: cost, min/max TTL and TTL padding (ms), then per key its policy: kind, argument count, arguments; then,
+ *       only when needed, '1' for a dry run and the time in ms to use instead of the server's TIME (tests).
+ * Reply with one key: { allowed, now, remaining, resetMs, retryAfterMs }.
+ * Reply with several: { allowed, now, then per policy: allowed, remaining, resetMs, retryAfterMs }.
  *
  * Since Redis 7 the script's TIME is frozen for the whole call and scripts replicate by effects, so the clock
  * read here is consistent and replication-safe, and every application server shares it.
+ *
+ * Measured in bench/ (server time per call, Redis 7.0): defining only the policies a call uses saves ~3 µs of
+ * ~30 (each twin is a table of closures, rebuilt on every call); the single-policy path skips the per-key tables
+ * of the general loop; every argument costs ~0.3 µs, hence the optional trailing ones; and parsing packed
+ * strings in Lua costs more than separate arguments.
  */
 const MAIN = `
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function define(kind)
+${Object.entries(policyLua)
+  .map(([kind, lua], i) => `  ${i === 0 ? 'if' : 'elseif'} kind == '${kind}' then${lua}`)
+  .join('')}  end
+  return policies[kind]
 end
-local cost, dry = tonumber(ARGV[2]), ARGV[3] == '1'
-local min_ttl, max_ttl, pad = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local evaluated, allowed, at = {}, 1, 7
-for k = 1, #KEYS do
-  local policy, n = policies[ARGV[at]], tonumber(ARGV[at + 1])
+-- The policy whose kind is ARGV[at], its integer arguments, and where the next argument starts.
+local function spec(at)
   local args = {}
-  for j = 1, n do args[j] = tonumber(ARGV[at + 1 + j]) end
-  at = at + 2 + n
-  local state = policy.load(KEYS[k])
-  local ok, remaining, reset, retry, next, ttl = policy.decide(state, now, cost, unpack(args))
-  evaluated[k] = { policy = policy, args = args, state = state, next = next, ttl = ttl,
-                   result = { ok, remaining, reset, retry } }
+  for j = 1, tonumber(ARGV[at + 1]) do args[j] = tonumber(ARGV[at + 1 + j]) end
+  return policies[ARGV[at]] or define(ARGV[at]), args, at + 2 + #args
+end
+
+-- The dry-run flag and the clock, from the optional arguments starting at ARGV[at].
+local function clock(at)
+  local now = tonumber(ARGV[at + 1])
+  if not now then
+    local t = redis.call('TIME')
+    now = t[1] * 1000 + math.floor(t[2] / 1000)
+  end
+  return ARGV[at] == '1', now
+end
+
+-- A key's TTL from its state's own time to rest, within the store's bounds (read only when writing).
+local function ttl_of(rest)
+  local max_ttl = tonumber(ARGV[3])
+  if rest < 0 then return max_ttl end
+  return math.min(max_ttl, math.max(tonumber(ARGV[2]), rest + tonumber(ARGV[4])))
+end
+
+local cost = tonumber(ARGV[1])
+
+if #KEYS == 1 then
+  local policy, args, at = spec(5)
+  local dry, now = clock(at)
+  local ok, remaining, reset, retry, next, rest = policy.decide(policy.load(KEYS[1]), now, cost, unpack(args))
+  if ok == 1 and not dry and cost > 0 and next then policy.save(KEYS[1], next, ttl_of(rest)) end
+  return { ok, now, remaining, reset, retry }
+end
+
+local evaluated, at = {}, 5
+for k = 1, #KEYS do
+  local policy, args
+  policy, args, at = spec(at)
+  evaluated[k] = { policy = policy, args = args }
+end
+local dry, now = clock(at)
+local allowed = 1
+for k = 1, #KEYS do
+  local e = evaluated[k]
+  e.state = e.policy.load(KEYS[k])
+  local ok, remaining, reset, retry, next, rest = e.policy.decide(e.state, now, cost, unpack(e.args))
+  e.next, e.rest, e.result = next, rest, { ok, remaining, reset, retry }
   if ok == 0 then allowed = 0 end
 end
 
@@ -41,9 +83,7 @@ for k = 1, #KEYS do
   local e = evaluated[k]
   local result = e.result
   if allowed == 1 and not dry and cost > 0 and e.next then
-    local ttl = max_ttl
-    if e.ttl >= 0 then ttl = math.min(max_ttl, math.max(min_ttl, e.ttl + pad)) end
-    e.policy.save(KEYS[k], e.next, ttl)
+    e.policy.save(KEYS[k], e.next, ttl_of(e.rest))
   elseif allowed == 0 and result[1] == 1 then
     -- Nothing was spent here after all: report this policy's unspent view.
     result = { e.policy.decide(e.state, now, 0, unpack(e.args)) }
@@ -53,17 +93,19 @@ end
 return reply
 `;
 
-export const SCRIPT = ['local policies = {}', integerLua, ...Object.values(policyLua), MAIN].join('\n');
+export const SCRIPT = ['local policies = {}', integerLua, MAIN].join('\n');
 export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
-const tails = new WeakMap<readonly AnyPolicy[], readonly string[]>();
-
-/** The per-policy part of ARGV, computed once per limiter (the policies array is the limiter's own). */
-export function policyArguments(policies: readonly AnyPolicy[]): readonly string[] {
-  let tail = tails.get(policies);
-  if (tail === undefined) {
-    tail = policies.flatMap((p) => [p.kind, String(p.args.length), ...p.args.map(String)]);
-    tails.set(policies, tail);
-  }
-  return tail;
+/** The part of ARGV after the cost that a limiter and a store always send alike, computed once per pair. */
+export function constantArguments(policies: readonly AnyPolicy[], ttlMs: readonly number[]): string[] {
+  return [...ttlMs, ...policies.flatMap((p) => [p.kind, p.args.length, ...p.args])].map(String);
 }
+
+/** The optional trailing arguments: nothing at all for a plain consume on the server's clock. */
+export function trailingArguments(dryRun: boolean, nowMs: number | undefined): readonly string[] {
+  if (nowMs !== undefined) return [dryRun ? '1' : '0', String(nowMs)];
+  return dryRun ? DRY_RUN : NONE;
+}
+
+const NONE: readonly string[] = [];
+const DRY_RUN: readonly string[] = ['1'];
