@@ -25,7 +25,7 @@ export interface Transition<S> {
 /**
  * A policy is parameters plus a pure transition `(state, now, cost) -> { result, next }`.
  * `state` is `undefined` for a client never seen (or whose state expired): that must mean the same thing.
- * `args` are the integer parameters in the order the Lua twin reads them.
+ * `args` are its two integer parameters, in the order the Lua twin's `decide` takes them.
  */
 export interface Policy<S = unknown> {
   readonly kind: PolicyKind;
@@ -35,7 +35,7 @@ export interface Policy<S = unknown> {
   readonly limit: number;
   /** The window advertised, in ms (for a token bucket: the time to refill from empty; 0 when it never refills). */
   readonly windowMs: number;
-  readonly args: readonly number[];
+  readonly args: readonly [number, number];
   evaluate(state: S | undefined, nowMs: number, cost: number): Transition<S>;
   /**
    * The same policy with its quota and rate multiplied by `share` (0 < share <= 1), keeping at least one unit

@@ -7,8 +7,8 @@ import type { AnyPolicy } from '../../policies/policy.js';
 
 /**
  * KEYS: one per policy.
- * ARGV: cost, min/max TTL and TTL padding (ms), then per key its policy: kind, argument count, arguments; then,
- *       only when needed, '1' for a dry run and the time in ms to use instead of the server's TIME (tests).
+ * ARGV: cost, min/max TTL and TTL padding (ms), then per key its policy: kind and its two arguments; then, only
+ *       when needed, '1' for a dry run and the time in ms to use instead of the server's TIME (tests).
  * Reply with one key: { allowed, now, remaining, resetMs, retryAfterMs }.
  * Reply with several: { allowed, now, then per policy: allowed, remaining, resetMs, retryAfterMs }.
  *
@@ -16,9 +16,9 @@ import type { AnyPolicy } from '../../policies/policy.js';
  * read here is consistent and replication-safe, and every application server shares it.
  *
  * Measured in bench/ (server time per call, Redis 7.0): defining only the policies a call uses saves ~3 µs of
- * ~30 (each twin is a table of closures, rebuilt on every call); the single-policy path skips the per-key tables
- * of the general loop; every argument costs ~0.3 µs, hence the optional trailing ones; and parsing packed
- * strings in Lua costs more than separate arguments.
+ * ~30 (each twin is a table of closures, rebuilt on every call); the single-policy path, without the per-key
+ * tables and helpers of the general loop, ~2 µs more; every argument costs ~0.3 µs, hence the optional trailing
+ * ones; parsing packed strings in Lua costs more than separate arguments.
  */
 const MAIN = `
 local function define(kind)
@@ -26,23 +26,6 @@ ${Object.entries(policyLua)
   .map(([kind, lua], i) => `  ${i === 0 ? 'if' : 'elseif'} kind == '${kind}' then${lua}`)
   .join('')}  end
   return policies[kind]
-end
-
--- The policy whose kind is ARGV[at], its integer arguments, and where the next argument starts.
-local function spec(at)
-  local args = {}
-  for j = 1, tonumber(ARGV[at + 1]) do args[j] = tonumber(ARGV[at + 1 + j]) end
-  return policies[ARGV[at]] or define(ARGV[at]), args, at + 2 + #args
-end
-
--- The dry-run flag and the clock, from the optional arguments starting at ARGV[at].
-local function clock(at)
-  local now = tonumber(ARGV[at + 1])
-  if not now then
-    local t = redis.call('TIME')
-    now = t[1] * 1000 + math.floor(t[2] / 1000)
-  end
-  return ARGV[at] == '1', now
 end
 
 -- A key's TTL from its state's own time to rest, within the store's bounds (read only when writing).
@@ -53,29 +36,29 @@ local function ttl_of(rest)
 end
 
 local cost = tonumber(ARGV[1])
+local dry, now = ARGV[5 + 3 * #KEYS] == '1', tonumber(ARGV[6 + 3 * #KEYS])
+if not now then
+  local t = redis.call('TIME')
+  now = t[1] * 1000 + math.floor(t[2] / 1000)
+end
 
 if #KEYS == 1 then
-  local policy, args, at = spec(5)
-  local dry, now = clock(at)
-  local ok, remaining, reset, retry, next, rest = policy.decide(policy.load(KEYS[1]), now, cost, unpack(args))
+  local policy = define(ARGV[5])
+  local ok, remaining, reset, retry, next, rest =
+    policy.decide(policy.load(KEYS[1]), now, cost, tonumber(ARGV[6]), tonumber(ARGV[7]))
   if ok == 1 and not dry and cost > 0 and next then policy.save(KEYS[1], next, ttl_of(rest)) end
   return { ok, now, remaining, reset, retry }
 end
 
-local evaluated, at = {}, 5
+local evaluated, allowed = {}, 1
 for k = 1, #KEYS do
-  local policy, args
-  policy, args, at = spec(at)
-  evaluated[k] = { policy = policy, args = args }
-end
-local dry, now = clock(at)
-local allowed = 1
-for k = 1, #KEYS do
-  local e = evaluated[k]
+  local at = 2 + 3 * k
+  local e = { policy = policies[ARGV[at]] or define(ARGV[at]), a = tonumber(ARGV[at + 1]), b = tonumber(ARGV[at + 2]) }
   e.state = e.policy.load(KEYS[k])
-  local ok, remaining, reset, retry, next, rest = e.policy.decide(e.state, now, cost, unpack(e.args))
+  local ok, remaining, reset, retry, next, rest = e.policy.decide(e.state, now, cost, e.a, e.b)
   e.next, e.rest, e.result = next, rest, { ok, remaining, reset, retry }
   if ok == 0 then allowed = 0 end
+  evaluated[k] = e
 end
 
 local reply = { allowed, now }
@@ -86,7 +69,7 @@ for k = 1, #KEYS do
     e.policy.save(KEYS[k], e.next, ttl_of(e.rest))
   elseif allowed == 0 and result[1] == 1 then
     -- Nothing was spent here after all: report this policy's unspent view.
-    result = { e.policy.decide(e.state, now, 0, unpack(e.args)) }
+    result = { e.policy.decide(e.state, now, 0, e.a, e.b) }
   end
   for j = 1, 4 do reply[#reply + 1] = result[j] end
 end
@@ -98,7 +81,7 @@ export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
 /** The part of ARGV after the cost that a limiter and a store always send alike, computed once per pair. */
 export function constantArguments(policies: readonly AnyPolicy[], ttlMs: readonly number[]): string[] {
-  return [...ttlMs, ...policies.flatMap((p) => [p.kind, p.args.length, ...p.args])].map(String);
+  return [...ttlMs, ...policies.flatMap((p) => [p.kind, ...p.args])].map(String);
 }
 
 /** The optional trailing arguments: nothing at all for a plain consume on the server's clock. */
