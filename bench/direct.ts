@@ -86,8 +86,8 @@ export async function runDirect(redis: BenchRedis, settings: DirectSettings): Pr
       const result = await closedLoop(decider, keys, inFlight, ms);
       loads.get(unit)?.push(result);
       if (redisRun && inFlight > 1) {
-        const { commands, scriptCalls, scriptUsec } = decisionCommands(await redis.commandStats());
-        server.get(contender)?.us.push(scriptUsec / scriptCalls);
+        const { commands, scriptUsec } = decisionCommands(await redis.commandStats());
+        server.get(contender)?.us.push(scriptUsec / result.decisions);
         server.get(contender)?.commands.push(commands / result.decisions);
       }
     }
