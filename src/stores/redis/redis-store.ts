@@ -7,8 +7,9 @@ import { MemoryStore } from '../memory-store.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
+import { clusterSlot } from './cluster-slot.js';
 import { DenyCache } from './deny-cache.js';
-import { constantArguments, SCRIPT, SCRIPT_SHA, trailingArguments } from './script.js';
+import { constantArguments, SCRIPT, SCRIPT_SHA } from './script.js';
 
 export interface RedisStoreOptions {
   /** A client the application already owns (ioredis or node-redis); the store never closes it. */
@@ -86,6 +87,13 @@ export interface RedisHealth {
   readonly failOpen: boolean;
 }
 
+/**
+ * Most decisions in one script call. It bounds how long one call holds the server (~0.4 ms), and full batches
+ * sent at once keep the server busy while the previous batch's answers travel back: in bench/, at 64 in flight,
+ * batches of 24 to 48 gave 54k-59k token-bucket decisions/s and unbounded ones 36k (one call per decision: 29k).
+ */
+const MAX_BATCH = 32;
+
 const OPTIONS = [
   'client',
   'url',
@@ -143,8 +151,14 @@ export class RedisStore implements Store {
   readonly #fallback: MemoryStore | undefined;
   readonly #fallbackShare: number;
   readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
-  /** ARGV after the cost, per limiter (its policies array is its own): the same on every call. */
-  readonly #constantArgs = new WeakMap<readonly AnyPolicy[], readonly string[]>();
+  /** Per limiter (its policies array is its own): ARGV up to the costs, for consume and for peek. */
+  readonly #constantArgs = new WeakMap<
+    readonly AnyPolicy[],
+    readonly [readonly string[], readonly string[]]
+  >();
+  /** Decisions asked for during this turn of the event loop, by limiter and then by batch; sent when it ends. */
+  #pending = new Map<readonly AnyPolicy[], Map<string, Batch>>();
+  #flushScheduled = false;
   readonly #denials: DenyCache | undefined;
   #client: ScriptClient | undefined;
   #owned = false;
@@ -225,8 +239,7 @@ export class RedisStore implements Store {
   }
 
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    const { keys, policies } = request;
-    const firstKey = this.keyPrefix + (keys[0] as string);
+    const firstKey = this.keyPrefix + (request.keys[0] as string);
     if (!request.dryRun && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
       if (cached !== undefined) {
@@ -236,32 +249,7 @@ export class RedisStore implements Store {
     }
     const shard = this.#client?.shardOf(firstKey) ?? '';
     if (this.#breakers.get(shard)?.isOpen) return this.#degraded(request);
-    try {
-      let client = this.#client;
-      // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
-      if (client === undefined || !this.#started || this.#connecting !== undefined)
-        client = await this.#ready();
-      if (!client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
-      const redisKeys = keys.length === 1 ? [firstKey] : keys.map((key) => this.keyPrefix + key);
-      const args = [
-        String(request.cost),
-        ...this.#constantArguments(policies),
-        ...trailingArguments(request.dryRun, this.#clock?.()),
-      ];
-      const reply = await this.#withTimeout(this.#runScript(client, redisKeys, args), this.#commandTimeoutMs);
-      this.metrics.decisions++;
-      this.#breakers.get(shard)?.success();
-      const response = parseReply(reply, keys.length);
-      if (!request.dryRun && this.#denials !== undefined) {
-        if (response.allowed) this.#denials.delete(firstKey);
-        else this.#denials.set(firstKey, request.cost, response, retryAfter(response));
-      }
-      return response;
-    } catch (error) {
-      this.#logFailure(error);
-      this.#breakerFor(shard, firstKey).failure();
-      return this.#degraded(request);
-    }
+    return new Promise((resolve) => this.#enqueue({ request, firstKey, shard, resolve }));
   }
 
   /** Every bucket key this store holds (without the prefix), across every master of a cluster. */
@@ -384,13 +372,106 @@ export class RedisStore implements Store {
     }
   }
 
-  #constantArguments(policies: readonly AnyPolicy[]): readonly string[] {
+  /**
+   * Decisions of one limiter asked for in the same turn of the event loop share one script call; a batch is sent
+   * at the end of the turn, or as soon as it is full. A batch shares the dry-run flag, the clock reading and, in
+   * a cluster, the slot (one script's keys must share it).
+   */
+  #enqueue(pending: Pending): void {
+    const { request } = pending;
+    const nowMs = this.#clock?.();
+    const slot =
+      this.#options.rootNodes !== undefined || this.#client?.isCluster === true
+        ? clusterSlot(pending.firstKey)
+        : undefined;
+    const variant =
+      request.dryRun || nowMs !== undefined || slot !== undefined
+        ? `${request.dryRun ? 1 : 0}:${nowMs ?? ''}:${slot ?? ''}`
+        : '';
+    let batches = this.#pending.get(request.policies);
+    if (batches === undefined) {
+      batches = new Map();
+      this.#pending.set(request.policies, batches);
+    }
+    let batch = batches.get(variant);
+    if (batch === undefined) {
+      const { policies, dryRun } = request;
+      batch = { policies, dryRun, nowMs, shard: pending.shard, decisions: [] };
+      batches.set(variant, batch);
+    }
+    batch.decisions.push(pending);
+    if (batch.decisions.length === MAX_BATCH) {
+      batches.delete(variant);
+      void this.#send(batch);
+      return;
+    }
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.#flush());
+    }
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    this.#pending = new Map();
+    this.#flushScheduled = false;
+    for (const batches of pending.values()) for (const batch of batches.values()) void this.#send(batch);
+  }
+
+  async #send(batch: Batch): Promise<void> {
+    const { decisions, policies } = batch;
+    try {
+      let client = this.#client;
+      // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
+      if (client === undefined || !this.#started || this.#connecting !== undefined)
+        client = await this.#ready();
+      if (!client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
+      const keys: string[] = [];
+      const args = [batch.nowMs === undefined ? '' : String(batch.nowMs)];
+      args.push(...this.#constantArguments(policies, batch.dryRun));
+      for (const { request, firstKey } of decisions) {
+        if (request.keys.length === 1) keys.push(firstKey);
+        else for (const key of request.keys) keys.push(this.keyPrefix + key);
+        args.push(String(request.cost));
+      }
+      const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
+      const responses = parseReply(reply, decisions.length, policies.length);
+      this.#breakers.get(batch.shard)?.success();
+      for (let i = 0; i < decisions.length; i++) {
+        const response = responses[i] as StoreResponse | Error;
+        if (response instanceof Error) this.#fail(decisions[i] as Pending, response);
+        else this.#answer(decisions[i] as Pending, response);
+      }
+    } catch (error) {
+      for (const pending of decisions) this.#fail(pending, error);
+    }
+  }
+
+  #answer({ request, firstKey, resolve }: Pending, response: StoreResponse): void {
+    this.metrics.decisions++;
+    if (!request.dryRun && this.#denials !== undefined) {
+      if (response.allowed) this.#denials.delete(firstKey);
+      else this.#denials.set(firstKey, request.cost, response, retryAfter(response));
+    }
+    resolve(response);
+  }
+
+  #fail({ request, firstKey, shard, resolve }: Pending, error: unknown): void {
+    this.#logFailure(error);
+    this.#breakerFor(shard, firstKey).failure();
+    resolve(this.#degraded(request));
+  }
+
+  #constantArguments(policies: readonly AnyPolicy[], dryRun: boolean): readonly string[] {
     let args = this.#constantArgs.get(policies);
     if (args === undefined) {
-      args = constantArguments(policies, this.#ttlMs);
+      args = [
+        constantArguments(policies, this.#ttlMs, false),
+        constantArguments(policies, this.#ttlMs, true),
+      ];
       this.#constantArgs.set(policies, args);
     }
-    return args;
+    return args[dryRun ? 1 : 0];
   }
 
   /** One promise and one timer per call: `Promise.race` plus `finally` cost three more promises. */
@@ -440,28 +521,57 @@ function retryAfter(response: StoreResponse): number {
   return wait;
 }
 
-/** The script's reply (see script.ts for its two shapes), or a store error for anything else. */
-function parseReply(reply: unknown, policies: number): StoreResponse {
-  if (
-    !Array.isArray(reply) ||
-    reply.length !== (policies === 1 ? 5 : 2 + 4 * policies) ||
-    !reply.every((n) => typeof n === 'number')
-  ) {
-    throw new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
+/** Each decision's answer from the script's reply (see script.ts), or its error; a store error for anything else. */
+function parseReply(reply: unknown, decisions: number, policies: number): (StoreResponse | Error)[] {
+  // A single policy's decision is its own four figures; with several, `allowed` comes first.
+  const stride = policies === 1 ? 4 : 1 + 4 * policies;
+  const first = policies === 1 ? 0 : 1;
+  const malformed = () =>
+    new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
+  if (!Array.isArray(reply) || reply.length !== 1 + decisions * stride) throw malformed();
+  const numbers = reply as unknown[];
+  const figure = (at: number): number => {
+    const value = numbers[at];
+    if (typeof value !== 'number') throw malformed();
+    return value;
+  };
+  const nowMs = figure(0);
+  const responses: (StoreResponse | Error)[] = [];
+  for (let at = 1; at < numbers.length; at += stride) {
+    const head = numbers[at];
+    if (typeof head === 'string') {
+      responses.push(new TollgateError('ERR_TOLLGATE_STORE', head));
+      continue;
+    }
+    const results: PolicyResult[] = [];
+    for (let i = at + first; i < at + stride; i += 4) {
+      results.push({
+        allowed: figure(i) === 1,
+        remaining: figure(i + 1),
+        resetMs: figure(i + 2),
+        retryAfterMs: figure(i + 3),
+      });
+    }
+    responses.push({ allowed: figure(at) === 1, results, nowMs });
   }
-  const numbers = reply as number[];
-  const allowed = numbers[0] === 1;
-  const nowMs = numbers[1] as number;
-  const result = (at: number, ok: boolean): PolicyResult => ({
-    allowed: ok,
-    remaining: numbers[at] as number,
-    resetMs: numbers[at + 1] as number,
-    retryAfterMs: numbers[at + 2] as number,
-  });
-  if (policies === 1) return { allowed, results: [result(2, allowed)], nowMs };
-  const results: PolicyResult[] = [];
-  for (let i = 2; i < numbers.length; i += 4) results.push(result(i + 1, numbers[i] === 1));
-  return { allowed, results, nowMs };
+  return responses;
+}
+
+/** Decisions of one limiter waiting for the same script call. */
+interface Batch {
+  readonly policies: readonly AnyPolicy[];
+  readonly dryRun: boolean;
+  readonly nowMs: number | undefined;
+  readonly shard: string;
+  readonly decisions: Pending[];
+}
+
+interface Pending {
+  readonly request: StoreRequest;
+  /** With the prefix: the key the deny cache and the breakers know a decision by. */
+  readonly firstKey: string;
+  readonly shard: string;
+  readonly resolve: (response: StoreResponse) => void;
 }
 
 /**
