@@ -205,9 +205,10 @@ export function serverTable(measures: readonly DirectMeasure[]): Table {
       ];
     }),
     notes: [
-      'Server time is `INFO commandstats` usec_per_call of the script (EVALSHA, or EVAL where the library sends the',
-      'script each time), which includes the commands it runs; stats are reset before each run and the medians of the',
-      "interleaved runs are shown. Commands per decision count every command but the bench's own, inner calls included.",
+      'Server time is the `INFO commandstats` usec of the scripts (EVALSHA, or EVAL where the library sends the script',
+      'each time), which includes the commands they run, over the decisions made: for the peers, one call per decision,',
+      "that is the script's usec_per_call; Tollgate sends a limiter's concurrent decisions in one call. Stats are reset",
+      "before each run; medians of the interleaved runs. Commands per decision count every command but the bench's own.",
     ],
   };
 }

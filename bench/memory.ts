@@ -123,8 +123,9 @@ export function memoryTable(measures: readonly MemoryMeasure[], settings: Memory
     ]),
     notes: [
       'Keys are IPv4 addresses such as 10.1.2.3, each with one request. The used_memory delta includes the keyspace',
-      'and expiry tables; MEMORY USAGE counts only the key and its value. Heap is heapUsed after forced GC, in a child',
-      'process per store and size; each key is a fresh string, so whatever a store keeps of it is counted.',
+      'and expiry tables; MEMORY USAGE counts only the key and its value. Heap is heapUsed plus ArrayBuffer contents',
+      'after forced GC, in a child process per store and size; each key is a fresh string, so whatever a store keeps',
+      'of it is counted.',
     ],
   };
 }
