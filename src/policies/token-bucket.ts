@@ -110,11 +110,15 @@ function transition(
   };
 }
 
-/** The Lua twin: the same steps on the same integers; state is one integer string (µs). */
+/**
+ * The Lua twin: the same steps on the same integers; state is one integer string (µs). `save` hands Redis the
+ * number itself: Redis writes it exactly (%.17g before 7.2, shortest round trip since), `tonumber` reads it back
+ * exactly, and skipping `string.format` saved ~0.9 µs of ~12.5 per batched decision (bench/, interleaved medians).
+ */
 export const tokenBucketLua = `
 policies['token-bucket'] = {
   load = function(key) return tonumber(redis.call('GET', key)) end,
-  save = function(key, tat, ttl) redis.call('SET', key, string.format('%.0f', tat), 'PX', ttl) end,
+  save = function(key, tat, ttl) redis.call('SET', key, tat, 'PX', ttl) end,
   decide = function(tat, now_ms, cost, capacity, interval)
     local refills = interval > 0
     local now, step = 0, 1
