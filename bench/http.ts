@@ -10,6 +10,7 @@ import { MemoryStore } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import { KEYS } from './direct.js';
 import type { LoadReply, LoadRequest } from './http-load.js';
+import { collectGarbage } from './load.js';
 import type { BenchRedis } from './redis.js';
 import { count, fixed, median, ratio, type Table } from './table.js';
 
@@ -131,8 +132,11 @@ export async function runHttp(redis: BenchRedis, settings: HttpSettings): Promis
   const load = loadGenerator();
   const samples = new Map(VARIANTS.map((v) => [v, [] as LoadReply[]]));
   try {
-    const ask = (url: string, seconds: number) =>
-      load.run({ url, connections: settings.connections, seconds, keys: KEYS });
+    // As in the direct section, each run starts from a collected heap: no run pays for another's garbage.
+    const ask = (url: string, seconds: number) => {
+      collectGarbage();
+      return load.run({ url, connections: settings.connections, seconds, keys: KEYS });
+    };
     for (const { url } of servers) await ask(url, settings.warmupSeconds);
     for (let round = 0; round < settings.rounds; round++) {
       // Rotated each round, like the direct section, so no variant always runs right after the same one.
