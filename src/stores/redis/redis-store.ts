@@ -94,8 +94,8 @@ export interface RedisHealth {
  */
 const MAX_BATCH = 32;
 
-const OPTIONS = [
-  'client',
+/** The options that describe a connection of the store's own: with an app-owned `client`, none applies. */
+const CONNECTION_OPTIONS = [
   'url',
   'host',
   'port',
@@ -104,6 +104,11 @@ const OPTIONS = [
   'db',
   'socket',
   'rootNodes',
+] as const;
+
+const OPTIONS = [
+  'client',
+  ...CONNECTION_OPTIONS,
   'keyPrefix',
   'minTtlSeconds',
   'maxTtlSeconds',
@@ -210,16 +215,7 @@ export class RedisStore implements Store {
     this.#clock = options.clock;
     if (options.rootNodes !== undefined) validateClusterOptions(options);
     if (options.client !== undefined) {
-      for (const own of [
-        'url',
-        'host',
-        'port',
-        'username',
-        'password',
-        'db',
-        'socket',
-        'rootNodes',
-      ] as const) {
+      for (const own of CONNECTION_OPTIONS) {
         if (options[own] !== undefined)
           throw configError(own, 'cannot be combined with `client` (configure the client)');
       }
