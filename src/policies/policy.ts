@@ -68,8 +68,3 @@ export function policyName(options: PolicyNameOption, kind: PolicyKind): string 
 export function scaledQuota(quota: number, share: number): number {
   return quota === 0 ? 0 : Math.max(1, Math.floor(quota * share));
 }
-
-/** The result for a request no waiting can admit (its cost is above the limit). */
-export function neverResult(remaining: number, resetMs: number): PolicyResult {
-  return { allowed: false, remaining, resetMs, retryAfterMs: -1 };
-}
