@@ -30,12 +30,46 @@ export function encodeIdentifier(identifier: string): string {
   return `~${createHash('sha256').update(identifier).digest('base64url').slice(0, 27)}`;
 }
 
+/** Which of a limiter's policies a key belongs to: none when it is alone, since then the key is just `scope|id`. */
+export function memberOf(policies: readonly AnyPolicy[], index: number): string | undefined {
+  return policies.length === 1 ? undefined : (policies[index] as AnyPolicy).name;
+}
+
 /**
- * One key per policy. A single policy uses `scope|id`; several share the hash tag `{scope|id}` so that a
- * Redis Cluster keeps them in one slot and one script can update them atomically.
+ * A bucket's key from an encoded identifier. A policy alone uses `scope|id`; one of several uses
+ * `{scope|id}:member`, so that all of them share the hash tag `{scope|id}`, which keeps them in one Redis Cluster
+ * slot where one script can update them atomically.
  */
+export function bucketKey(scope: string, id: string, member: string | undefined): string {
+  return member === undefined ? `${scope}|${id}` : `{${scope}|${id}}:${member}`;
+}
+
+/** Every key of a (raw) identifier under a limiter's scope and policies. */
 export function bucketKeys(scope: string, identifier: string, policies: readonly AnyPolicy[]): string[] {
-  const base = `${scope}|${encodeIdentifier(identifier)}`;
-  if (policies.length === 1) return [base];
-  return policies.map((policy) => `{${base}}:${policy.name}`);
+  const id = encodeIdentifier(identifier);
+  return policies.map((_, index) => bucketKey(scope, id, memberOf(policies, index)));
+}
+
+export interface ParsedBucketKey {
+  readonly scope: string;
+  /** As stored: plain identifiers as given, others as `~` + hash (the raw identity is not recoverable). */
+  readonly identifier: string;
+  /** The policy's name when the key is one of several policies' (`{scope|id}:member`). */
+  readonly member?: string;
+}
+
+/**
+ * The inverse of `bucketKey`. Scopes never contain `|`, `{` or `}`, and stored identifiers never contain braces,
+ * so the first `|` and the first `}` are the separators. Anything else (a foreign key under the same prefix) is
+ * undefined.
+ */
+export function parseBucketKey(key: string): ParsedBucketKey | undefined {
+  const close = key.startsWith('{') ? key.indexOf('}') : 0;
+  if (close < 0 || (close > 0 && (key[close + 1] !== ':' || key.length === close + 2))) return undefined;
+  const base = close === 0 ? key : key.slice(1, close);
+  const bar = base.indexOf('|');
+  if (bar <= 0 || bar === base.length - 1) return undefined;
+  const scope = base.slice(0, bar);
+  const identifier = base.slice(bar + 1);
+  return close === 0 ? { scope, identifier } : { scope, identifier, member: key.slice(close + 2) };
 }

@@ -1,7 +1,7 @@
 // A limiter binds policies, a store and a scope; its options are validated once, here, at wire-up.
 import { type Decision, toDecision } from './decision.js';
 import { configError, TollgateError } from './errors.js';
-import { bucketKeys, defaultScope, validateScope } from './key.js';
+import { bucketKeys, defaultScope, encodeIdentifier, validateScope } from './key.js';
 import type { AnyPolicy } from './policies/policy.js';
 import { sharedMemoryStore } from './stores/memory-store.js';
 import { isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
@@ -66,9 +66,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
         `the cost must be a non-negative integer (received ${cost})`,
       );
     }
-    const keys = bucketKeys(scope, identifier, policies);
+    const id = encodeIdentifier(identifier);
     const request: StoreRequest =
-      failOpen === undefined ? { keys, policies, cost, dryRun } : { keys, policies, cost, dryRun, failOpen };
+      failOpen === undefined
+        ? { scope, id, policies, cost, dryRun }
+        : { scope, id, policies, cost, dryRun, failOpen };
     const response = store.evaluate(request);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
     return toDecision(policies, isPromise(response) ? await response : response);

@@ -1,9 +1,15 @@
 // The store contract: evaluate policies for a set of keys atomically, on the store's own clock.
 import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
 
+/**
+ * Addressed by scope and identifier rather than by finished keys: the bucket key of policy `i` is
+ * `bucketKey(scope, id, memberOf(policies, i))`, which a remote store builds, while an in-process one looks the two
+ * parts up as they are (a key joined per request would be hashed afresh on every lookup).
+ */
 export interface StoreRequest {
-  /** One key per policy, index-aligned with `policies`. */
-  readonly keys: readonly string[];
+  readonly scope: string;
+  /** The identifier as `encodeIdentifier` stores it. */
+  readonly id: string;
   readonly policies: readonly AnyPolicy[];
   /** Units to spend from every policy; 0 or more. */
   readonly cost: number;
@@ -36,7 +42,7 @@ export interface StoreResponse {
  */
 export interface Store {
   evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
-  /** Forgets the given keys. */
+  /** Forgets the given bucket keys (as `bucketKey` builds them and `keys()` lists them). */
   reset(keys: readonly string[]): void | Promise<void>;
   /** Every key the store holds (without any prefix), for admin tooling; across all nodes of a cluster. */
   keys?(): AsyncIterable<string>;

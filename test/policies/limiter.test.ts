@@ -14,6 +14,7 @@ import {
   TollgateError,
   tokenBucket,
 } from '../../src/index.js';
+import { bucketKey, bucketKeys, parseBucketKey } from '../../src/key.js';
 import { throwsConfig } from './helpers.js';
 
 /** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
@@ -295,6 +296,30 @@ describe('identifiers and scopes', () => {
     assert.equal(new Set(await liveKeys(store)).size, 2 * identifiers.length);
   });
 
+  it('every listed key reads back to its scope, identifier and policy, and resets its bucket alone', async () => {
+    const { store } = manualStore();
+    const policy = [limitOne(), tokenBucket({ capacity: 1, refillPerSecond: 0, name: 'once' })];
+    const limiter = createLimiter({ policy, store, scope: 'multi' });
+    for (const id of identifiers) await limiter.consume(id);
+    const keys = await liveKeys(store);
+    for (const key of keys) {
+      const parsed = parseBucketKey(key);
+      assert.ok(parsed !== undefined, key);
+      assert.equal(bucketKey(parsed.scope, parsed.identifier, parsed.member), key);
+      assert.equal(parsed.scope, 'multi');
+    }
+    for (const id of identifiers) {
+      const [first, second] = bucketKeys('multi', id, limiter.policies);
+      assert.ok(first !== undefined && keys.includes(first) && second !== undefined && keys.includes(second));
+      store.reset([first]);
+      const decision = await limiter.consume(id);
+      assert.equal(decision.allowed, false, `${JSON.stringify(id)}: 'once' was not reset`);
+      assert.equal(decision.policies[0]?.remaining, 1, `${JSON.stringify(id)}: the fixed window was`);
+    }
+    for (const foreign of ['', 'multi', 'multi|', '|a', '{multi|a', '{multi|a}', '{multi|a}:', '{multi|a}x'])
+      assert.equal(parseBucketKey(foreign), undefined, foreign);
+  });
+
   it('distinct scopes never share buckets', async () => {
     const { store } = manualStore();
     const scopes = ['a', 'b', 'a:b', 'a.b', 'A'];
@@ -424,6 +449,55 @@ describe('MemoryStore', () => {
       assert.equal(child.status, 0, child.stderr);
       assert.equal(child.stdout.trim(), 'done');
     }
+  });
+
+  it('the bound is shared by every scope: the scope holding the most buckets gives up its oldest', async () => {
+    const { store } = manualStore({ maxClients: 4 });
+    const big = createLimiter({ policy: limitOne(), store, scope: 'big' });
+    const small = createLimiter({ policy: limitOne(), store, scope: 'small' });
+    // 'small|z' is the oldest bucket of all, but 'big' holds the most.
+    await small.consume('z');
+    for (const id of ['a', 'b', 'c']) await big.consume(id);
+    await small.consume('y');
+    assert.equal(store.size, 4);
+    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual((await liveKeys(store)).sort(), ['big|b', 'big|c', 'small|y', 'small|z']);
+  });
+
+  it('lists, resets and sweeps the buckets of a limiter with several policies by their own keys', async () => {
+    const { clock, store } = manualStore();
+    const policies = [
+      fixedWindow({ limit: 1, windowMs: 1000, name: 'second' }),
+      fixedWindow({ limit: 5, windowMs: 60_000, name: 'minute' }),
+    ];
+    const both = createLimiter({ policy: policies, store, scope: 'both' });
+    const alone = createLimiter({ policy: limitOne(), store, scope: 'both' });
+    await both.consume('ann');
+    await both.consume('bob');
+    await alone.consume('ann');
+    assert.deepEqual((await liveKeys(store)).sort(), [
+      'both|ann',
+      '{both|ann}:minute',
+      '{both|ann}:second',
+      '{both|bob}:minute',
+      '{both|bob}:second',
+    ]);
+    // A key of one policy resets that policy alone; foreign or malformed keys are ignored.
+    store.reset(['{both|ann}:second', 'both|nobody', '{both|ann', '{both|ann}', 'unrelated']);
+    assert.equal(store.size, 4);
+    assert.equal(
+      (await both.consume('ann')).allowed,
+      true,
+      'the second is spent afresh, the minute has 4 left',
+    );
+    assert.equal((await both.consume('ann')).policies[1]?.remaining, 3);
+    await both.reset('bob');
+    await alone.reset('ann');
+    assert.deepEqual((await liveKeys(store)).sort(), ['{both|ann}:minute', '{both|ann}:second']);
+    clock.now = 60_000;
+    assert.equal(store.sweep(), 2);
+    assert.equal(store.size, 0);
+    assert.deepEqual(await liveKeys(store), []);
   });
 
   it('evictions count only buckets that still held state', async () => {

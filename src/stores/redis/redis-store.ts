@@ -1,6 +1,7 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
 import { configError, TollgateError } from '../../errors.js';
 import type { Logger } from '../../gate.js';
+import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { knownKeys, nonNegativeInteger, oneOf, positiveInteger } from '../../validate.js';
 import { MemoryStore } from '../memory-store.js';
@@ -235,7 +236,8 @@ export class RedisStore implements Store {
   }
 
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    const firstKey = this.keyPrefix + (request.keys[0] as string);
+    const { scope, id, policies } = request;
+    const firstKey = this.keyPrefix + bucketKey(scope, id, memberOf(policies, 0));
     if (!request.dryRun && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
       if (cached !== undefined) {
@@ -426,8 +428,9 @@ export class RedisStore implements Store {
       const args = [batch.nowMs === undefined ? '' : String(batch.nowMs)];
       args.push(...this.#constantArguments(policies, batch.dryRun));
       for (const { request, firstKey } of decisions) {
-        if (request.keys.length === 1) keys.push(firstKey);
-        else for (const key of request.keys) keys.push(this.keyPrefix + key);
+        keys.push(firstKey);
+        for (let i = 1; i < policies.length; i++)
+          keys.push(this.keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
         args.push(String(request.cost));
       }
       const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
