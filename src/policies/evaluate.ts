@@ -4,8 +4,11 @@ import type { AnyPolicy, PolicyResult, Transition } from './policy.js';
 export interface Evaluation {
   readonly allowed: boolean;
   readonly results: readonly PolicyResult[];
-  /** Index-aligned with the policies; `undefined` where nothing is written. */
-  readonly writes: readonly ({ readonly state: unknown; readonly ttlMs: number } | undefined)[];
+  /**
+   * What to store, index-aligned with the policies: each policy's transition (its `next`, `undefined` where nothing
+   * changed, and `ttlMs`); empty when nothing was spent.
+   */
+  readonly writes: readonly Transition<unknown>[];
 }
 
 const NO_WRITES: Evaluation['writes'] = Object.freeze([]);
@@ -39,8 +42,5 @@ export function evaluatePolicies(
   }
   // Spending nothing changes nothing worth a write (and must not open a window).
   if (!allowed || dryRun || cost === 0) return { allowed, results, writes: NO_WRITES };
-  const writes: Evaluation['writes'][number][] = [];
-  for (const { next, ttlMs } of transitions)
-    writes.push(next === undefined ? undefined : { state: next, ttlMs });
-  return { allowed, results, writes };
+  return { allowed, results, writes: transitions };
 }

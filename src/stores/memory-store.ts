@@ -3,7 +3,7 @@ import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies } from '../policies/evaluate.js';
-import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
+import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
 import { knownKeys, positiveInteger } from '../validate.js';
 import { BucketPool } from './bucket-pool.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
@@ -108,12 +108,12 @@ export class MemoryStore implements Store {
     }
     const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
     for (let i = 0; i < evaluation.writes.length; i++) {
-      const write = evaluation.writes[i];
-      if (write === undefined) continue;
+      const write = evaluation.writes[i] as Transition<unknown>;
+      if (write.next === undefined) continue;
       const ttlMs = write.ttlMs < 0 ? this.#inactiveAfterMs : Math.min(write.ttlMs, this.#inactiveAfterMs);
       const slot =
         slots[i] ?? this.#insert(scope, memberOf(policies, i) ?? ALONE, id, policies[i] as AnyPolicy, nowMs);
-      this.#poolOf(slot).write(slot >>> 2, write.state, nowMs + ttlMs);
+      this.#poolOf(slot).write(slot >>> 2, write.next, nowMs + ttlMs);
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
   }

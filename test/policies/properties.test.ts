@@ -704,11 +704,7 @@ describe('evaluatePolicies over two policies', () => {
             where,
           );
           states = alone.map((x, k) => {
-            assert.deepEqual(
-              both.writes[k],
-              x.next === undefined ? undefined : { state: x.next, ttlMs: x.ttlMs },
-              where,
-            );
+            assert.deepEqual(both.writes[k], x, where);
             return x.next ?? states[k];
           });
         });
