@@ -100,7 +100,10 @@ export async function idsByMaster(
   const masters = await cluster.masters();
   const found = new Map(masters.map((master) => [`${master.host}:${master.port}`, [] as string[]]));
   for (let i = 0; [...found.values()].some((ids) => ids.length < perMaster); i++) {
-    if (i > 1000) throw new Error(`no ${perMaster} identifiers per master among 1000 candidates`);
+    if (i > 1000) {
+      const counts = [...found].map(([master, ids]) => `${master}: ${ids.length}`).join(', ');
+      throw new Error(`no ${perMaster} identifiers per master among 1000 candidates (${counts})`);
+    }
     const id = `${stem}-${i}`;
     const key = store.keyPrefix + (bucketKeys(limiter.scope, id, limiter.policies)[0] as string);
     const owner = await cluster.masterForKey(key);

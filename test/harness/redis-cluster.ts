@@ -169,7 +169,10 @@ class ClusterBase {
 
   async masters(): Promise<RedisClusterNode[]> {
     const entries = parseClusterNodes(asText(await this.ask(['CLUSTER', 'NODES'])));
-    return entries.filter(isServingMaster).map((entry) => this.nodeFor(entry));
+    // A master that owns no slot serves no key (a replica still flagged master in a stale gossip view).
+    return entries
+      .filter((entry) => isServingMaster(entry) && entry.slots.length > 0)
+      .map((entry) => this.nodeFor(entry));
   }
 
   async masterForKey(key: string): Promise<RedisClusterNode> {
@@ -376,6 +379,17 @@ async function clusterProblem(owned: readonly OwnedNode[], masterCount: number):
       if (info.get('cluster_known_nodes') !== String(owned.length)) {
         return `${node.port}: cluster_known_nodes:${info.get('cluster_known_nodes')} of ${owned.length}`;
       }
+      // Each node's own view of who serves slots must be complete too, not only the nodes' roles: right after
+      // `--cluster create`, one node's gossip can still list a new replica as a master (seen once in CI).
+      const view = parseClusterNodes(asText(await redisCall(node.host, node.port, ['CLUSTER', 'NODES'])));
+      const serving = view.filter((entry) => isServingMaster(entry) && entry.slots.length > 0).length;
+      const flaggedMasters = view.filter((entry) => entry.flags.includes('master')).length;
+      if (serving !== masterCount || flaggedMasters !== masterCount) {
+        return `${node.port} sees ${flaggedMasters} masters, ${serving} serving slots, of ${masterCount}`;
+      }
+      // A node lists itself as ":port" until it learns its own address; tests key nodes by "host:port".
+      if (view.some((entry) => entry.host === ''))
+        return `${node.port} does not know every node's address yet`;
       const replication = parseInfo(asText(await redisCall(node.host, node.port, ['INFO', 'replication'])));
       if (replication.get('role') === 'master') masters++;
       else if (replication.get('master_link_status') !== 'up') {
