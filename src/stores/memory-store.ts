@@ -1,4 +1,4 @@
-// The embedded default store: the TypeScript transitions over one bounded map of packed buckets.
+// The embedded default store: the TypeScript transitions over bounded maps of packed buckets, one per scope and policy.
 import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
@@ -10,8 +10,9 @@ import type { Store, StoreRequest, StoreResponse } from './store.js';
 
 export interface MemoryStoreOptions {
   /**
-   * Hard bound on tracked buckets. Beyond it a bucket is evicted: the oldest not read since the eviction hand last
-   * passed it (second chance, an approximation of least recently used that costs a read nothing). Default 100,000.
+   * Hard bound on tracked buckets, across all scopes. Beyond it the scope holding the most buckets gives one up: the
+   * oldest not read since the eviction hand last passed it (second chance, an approximation of least recently used
+   * that costs a read nothing). Default 100,000.
    */
   readonly maxClients?: number;
   /** Sweep period for expired buckets (the timer is `unref()`d). Default 10 minutes. */
@@ -46,7 +47,8 @@ const slotOf = (row: number, kind: number) => row * 4 + kind;
 /**
  * One policy's buckets in one scope: stored identifier -> slot. Buckets are found by scope, then member, then
  * identifier, each a string the caller already holds, so that no lookup hashes a key joined for the occasion
- * (hashing a fresh `scope|id` cost ~5x a lookup by the identifier alone: 440 vs 80 ns, measured in bench/).
+ * (hashing a freshly joined `scope|id` cost ~5x a lookup by the identifier alone on Node 20: 440 vs 80 ns; it was the
+ * largest single cost of a decision).
  */
 type Table = Map<string, number>;
 /** The table key of a policy that is alone in its limiter (its bucket key has no member). */
