@@ -16,6 +16,7 @@ export { type HeaderStyle, rateLimitHeaders } from './headers.js';
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
 export { type ClientKeyOptions, clientKey } from './identity/client-key.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';
+export { bucketKey, memberOf, type ParsedBucketKey, parseBucketKey } from './key.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export {
   type AnyPolicy,

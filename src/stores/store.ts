@@ -1,4 +1,4 @@
-// The store contract: evaluate policies for a set of keys atomically, on the store's own clock.
+// The store contract: evaluate one client's buckets under a limiter's policies atomically, on the store's own clock.
 import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
 
 /**

@@ -30,6 +30,8 @@ const EXPECTED: Record<string, readonly string[]> = {
     'apiKeyIdentity',
     'identifierHasher',
     'decisionOutcome',
+    'bucketKey',
+    'parseBucketKey',
   ],
   './express': ['rateLimit'],
   './fastify': ['rateLimit'],
