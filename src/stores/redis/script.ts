@@ -38,10 +38,10 @@ end
 local dry, per = ARGV[5] == '1', tonumber(ARGV[6])
 
 -- A key's TTL from its state's own time to rest, within the store's bounds.
+local min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local function ttl_of(rest)
-  local max_ttl = tonumber(ARGV[3])
   if rest < 0 then return max_ttl end
-  return math.min(max_ttl, math.max(tonumber(ARGV[2]), rest + tonumber(ARGV[4])))
+  return math.min(max_ttl, math.max(min_ttl, rest + ttl_padding))
 end
 
 local specs = {}
