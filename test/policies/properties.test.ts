@@ -638,11 +638,17 @@ describe('what each policy admits in any span', () => {
         // (1e6 / 220 is not exact) can move a whole token across the bound.
         const idealScaled = capacity * interval + t * 1000;
         assert.ok(admitted * interval <= idealScaled, `${admitted} admitted in ${t} ms, more than the ideal`);
-        assert.ok((admitted + 1) * interval > idealScaled, `${admitted} admitted in ${t} ms, a token under the ideal`);
+        assert.ok(
+          (admitted + 1) * interval > idealScaled,
+          `${admitted} admitted in ${t} ms, a token under the ideal`,
+        );
         assert.equal(admitted, capacity + Math.floor((t * 1000) / interval));
       }),
       // The example is the trace on which a float ideal once failed this property (CI, seed 1328741802).
-      { numRuns: 40, examples: [[{ interval: 220, capacity: 6, gaps: Array.from({ length: 11 }, () => 1) }]] },
+      {
+        numRuns: 40,
+        examples: [[{ interval: 220, capacity: 6, gaps: Array.from({ length: 11 }, () => 1) }]],
+      },
     );
   });
 });
