@@ -67,10 +67,8 @@ function transition(
 export const fixedWindowLua = `
 policies['fixed-window'] = {
   load = function(key)
-    local v = redis.call('GET', key)
-    if not v then return nil end
-    local s, c = string.match(v, '^(%d+):(%d+)$')
-    return { tonumber(s), tonumber(c) }
+    local f = read_fields(key, '^(%d+):(%d+)$')
+    if f then return { tonumber(f[1]), tonumber(f[2]) } end
   end,
   save = function(key, st, ttl)
     redis.call('SET', key, string.format('%.0f:%.0f', st[1], st[2]), 'PX', ttl)

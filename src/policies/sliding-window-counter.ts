@@ -86,10 +86,8 @@ function transition(
 export const slidingWindowCounterLua = `
 policies['sliding-window-counter'] = {
   load = function(key)
-    local v = redis.call('GET', key)
-    if not v then return nil end
-    local s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
-    return { tonumber(s), tonumber(p), tonumber(c) }
+    local f = read_fields(key, '^(%d+):(%d+):(%d+)$')
+    if f then return { tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) } end
   end,
   save = function(key, st, ttl)
     redis.call('SET', key, string.format('%.0f:%.0f:%.0f', st[1], st[2], st[3]), 'PX', ttl)

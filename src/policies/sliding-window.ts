@@ -75,7 +75,8 @@ function transition(
 export const slidingWindowLua = `
 policies['sliding-window'] = {
   load = function(key)
-    local log = redis.call('LRANGE', key, 0, -1)
+    local log = redis.pcall('LRANGE', key, 0, -1)
+    if log.err then return forget(key) end
     if #log == 0 then return nil end
     for i = 1, #log do log[i] = tonumber(log[i]) end
     return log

@@ -117,7 +117,11 @@ function transition(
  */
 export const tokenBucketLua = `
 policies['token-bucket'] = {
-  load = function(key) return tonumber(redis.call('GET', key)) end,
+  load = function(key)
+    local v = redis.pcall('GET', key)
+    if not v then return nil end
+    return tonumber(v) or forget(key)
+  end,
   save = function(key, tat, ttl) redis.call('SET', key, tat, 'PX', ttl) end,
   decide = function(tat, now_ms, cost, capacity, interval)
     local refills = interval > 0

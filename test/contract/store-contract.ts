@@ -123,6 +123,24 @@ export function runStoreContract(
       assert.equal(second.policies.find((p) => p.policy.name === 'minute')?.remaining, 0);
     });
 
+    it("reads another kind's bucket as absent when a scope's policy changes kind", async () => {
+      for (const [fromLabel, from] of Object.entries(POLICIES)) {
+        for (const [toLabel, to] of Object.entries(POLICIES)) {
+          if (from === to) continue;
+          const scope = uniqueScope();
+          const before = createLimiter({ policy: from(), store: await store(), scope });
+          for (let i = 0; i < 5; i++) await before.consume('client');
+          const after = createLimiter({ policy: to(), store: await store(), scope });
+          const decision = await after.consume('client');
+          assert.deepEqual(
+            [decision.allowed, decision.remaining, decision.degraded],
+            [true, 4, undefined],
+            `${fromLabel}, then ${toLabel}`,
+          );
+        }
+      }
+    });
+
     it('keeps scopes apart', async () => {
       const a = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 1 }));
       const b = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 1 }));

@@ -98,7 +98,26 @@ for d = 1, #KEYS / per do append(pcall(decide, d)) end
 return reply
 `;
 
-export const SCRIPT = ['local policies = {}', integerLua, MAIN].join('\n');
+/**
+ * Helpers the twins' `load` calls. A key holding another kind's state (an explicit scope whose policy changed kind)
+ * is dropped and read as absent, as MemoryStore does: read as it is, it would fail every decision on that key, and
+ * each failure would count against the shard's circuit breaker.
+ */
+const STATE_LUA = `
+local function forget(key) redis.call('DEL', key) return nil end
+-- The captures of a string state, or nil: a missing key, or a forgotten foreign one.
+local function read_fields(key, pattern)
+  local v = redis.pcall('GET', key)
+  if not v then return nil end
+  if type(v) == 'string' then
+    local fields = { string.match(v, pattern) }
+    if #fields > 0 then return fields end
+  end
+  return forget(key)
+end
+`;
+
+export const SCRIPT = ['local policies = {}', integerLua, STATE_LUA, MAIN].join('\n');
 export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
 /** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter on one store. */
