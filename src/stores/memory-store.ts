@@ -10,7 +10,8 @@ import type { Store, StoreRequest, StoreResponse } from './store.js';
 
 export interface MemoryStoreOptions {
   /**
-   * Hard bound on tracked buckets, across all scopes. Beyond it the scope holding the most buckets gives one up: the
+   * Hard bound on tracked buckets, across all scopes. Beyond it the table (one scope's buckets of one policy) holding
+   * the most gives one up: the
    * oldest not read since the eviction hand last passed it (second chance, an approximation of least recently used
    * that costs a read nothing). Default 100,000.
    */
@@ -114,7 +115,8 @@ export class MemoryStore implements Store {
       if (write.next === undefined) continue;
       const ttlMs = write.ttlMs < 0 ? this.#inactiveAfterMs : Math.min(write.ttlMs, this.#inactiveAfterMs);
       const slot =
-        slots[i] ?? this.#insert(scope, memberOf(policies, i) ?? ALONE, id, policies[i] as AnyPolicy, nowMs);
+        slots[i] ??
+        this.#insert(scope, memberOf(policies, i) ?? ALONE, id, policies[i] as AnyPolicy, nowMs, slots);
       this.#poolOf(slot).write(slot >>> 2, write.next, nowMs + ttlMs);
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
@@ -185,7 +187,7 @@ export class MemoryStore implements Store {
 
   /** The bucket's slot, if it holds one of this kind. An expired bucket is still read as it is: at rest it means
    * the same as none for a clock moving forwards, and for one that moved back it is what Redis (which keeps keys
-   * past rest) would read too. Only the sweep removes buckets. */
+   * past rest) would read too: only the sweep drops buckets for being at rest. */
   #find(table: Table, id: string, kind: number): number | undefined {
     const slot = table.get(id);
     if (slot === undefined || (slot & 3) === kind) return slot;
@@ -193,9 +195,19 @@ export class MemoryStore implements Store {
     return undefined;
   }
 
-  /** A bucket not held yet, at the young end of its table, after making room within `maxClients`. */
-  #insert(scope: string, member: string, id: string, policy: AnyPolicy, nowMs: number): number {
-    if (this.#size >= this.#maxClients) this.#evict(nowMs);
+  /**
+   * A bucket not held yet, at the young end of its table, after making room within `maxClients` without evicting
+   * any of `keep` (the request's other buckets, about to be written).
+   */
+  #insert(
+    scope: string,
+    member: string,
+    id: string,
+    policy: AnyPolicy,
+    nowMs: number,
+    keep: readonly (number | undefined)[],
+  ): number {
+    if (this.#size >= this.#maxClients) this.#evict(nowMs, keep);
     let tables = this.#scopes.get(scope);
     if (tables === undefined) {
       tables = new Map();
@@ -216,16 +228,18 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Second chance, in the table holding the most buckets (the bound is shared; the busiest scope gives one up):
+   * Second chance, in the table holding the most buckets (the bound is shared; the busiest table gives one up):
    * from its oldest, a bucket read since the hand last passed it moves to the young end.
    */
-  #evict(nowMs: number): void {
+  #evict(nowMs: number, keep: readonly (number | undefined)[]): void {
     let largest: Table | undefined;
     for (const tables of this.#scopes.values())
       for (const table of tables.values())
         if (largest === undefined || table.size > largest.size) largest = table;
     if (largest === undefined) return;
     for (const [id, slot] of largest) {
+      // Its row would be handed to the new bucket while the request still writes to it.
+      if (keep.includes(slot)) continue;
       if (this.#poolOf(slot).takeSecondChance(slot >>> 2)) {
         largest.delete(id);
         largest.set(id, slot);

@@ -451,7 +451,7 @@ describe('MemoryStore', () => {
     }
   });
 
-  it('the bound is shared by every scope: the scope holding the most buckets gives up its oldest', async () => {
+  it('the bound is shared by every scope: the table holding the most buckets gives up its oldest', async () => {
     const { store } = manualStore({ maxClients: 4 });
     const big = createLimiter({ policy: limitOne(), store, scope: 'big' });
     const small = createLimiter({ policy: limitOne(), store, scope: 'small' });
@@ -498,6 +498,33 @@ describe('MemoryStore', () => {
     assert.equal(store.sweep(), 2);
     assert.equal(store.size, 0);
     assert.deepEqual(await liveKeys(store), []);
+  });
+
+  it("making room for one of a request's buckets never evicts another bucket of the same request", async () => {
+    const { clock, store } = manualStore({ maxClients: 3 });
+    const limiter = createLimiter({
+      policy: [
+        fixedWindow({ limit: 3, windowMs: 1000, name: 'a' }),
+        fixedWindow({ limit: 100, windowMs: 60_000, name: 'b' }),
+      ],
+      store,
+      scope: 's',
+    });
+    await limiter.consume('x');
+    await limiter.consume('y');
+    clock.now = 2000;
+    store.sweep();
+    await limiter.consume('y');
+    // x's window 'a' is gone and must be inserted; its 'b' bucket, read by this request, must not make the room.
+    assert.deepEqual(
+      (await limiter.consume('x')).policies.map((p) => p.remaining),
+      [2, 98],
+    );
+    assert.deepEqual(
+      (await limiter.consume('x')).policies.map((p) => p.remaining),
+      [1, 97],
+    );
+    assert.deepEqual((await liveKeys(store)).sort(), ['{s|x}:a', '{s|x}:b', '{s|y}:a']);
   });
 
   it('evictions count only buckets that still held state', async () => {
