@@ -259,7 +259,7 @@ export class RedisStore implements Store {
 
   async reset(keys: readonly string[]): Promise<void> {
     this.#fallback?.reset(keys);
-    if (keys[0] !== undefined) this.#denials?.delete(this.keyPrefix + keys[0]);
+    for (const key of keys) this.#denials?.delete(this.keyPrefix + key);
     const client = await this.#ready();
     // One DEL per key: a multi-key DEL would fail across cluster slots.
     await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
