@@ -25,6 +25,9 @@ await Promise.all(Array.from({ length: 20 }, () => limiter.consume('w')));
 await server.kill('SIGKILL');
 const after = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('w')));
 await store.close();
+// Decisions after close() still answer by the fail mode, but reopen no breaker: nothing probes a closed store.
+const closed = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('w')));
 nodeClient?.destroy();
 await server.stop();
-console.log(`degraded=${after.filter((d) => d.degraded !== undefined).length} and closed`);
+const degraded = [...after, ...closed].filter((d) => d.degraded !== undefined).length;
+console.log(`degraded=${degraded} and closed, breakerOpen=${store.breakerOpen}`);

@@ -192,7 +192,7 @@ describeWithRedis('when Redis is unavailable', () => {
         });
       });
       assert.equal(code, 0, `the worker must exit on its own, cleanly:\n${output}`);
-      assert.match(output, /degraded=\d+ and closed/);
+      assert.match(output, /degraded=\d+ and closed, breakerOpen=false/);
     });
   }
 });

@@ -457,7 +457,8 @@ export class RedisStore implements Store {
 
   #fail({ request, firstKey, shard, resolve }: Pending, error: unknown): void {
     this.#logFailure(error);
-    this.#breakerFor(shard, firstKey).failure();
+    // A closed store is not probed: its decisions keep the fail mode without reopening a breaker.
+    if (!this.#closed) this.#breakerFor(shard, firstKey).failure();
     resolve(this.#degraded(request));
   }
 
