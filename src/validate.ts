@@ -45,3 +45,11 @@ export function knownKeys(where: string, options: object, known: readonly string
     if (!known.includes(key)) throw configError(key, `is not an option of ${where}`);
   }
 }
+
+/** An injected clock (for tests): a function returning epoch milliseconds. */
+export function optionalClock(value: (() => number) | undefined): (() => number) | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw configError('clock', 'must be a function returning epoch milliseconds', value);
+  }
+  return value;
+}

@@ -4,7 +4,7 @@ import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
-import { knownKeys, positiveInteger } from '../validate.js';
+import { knownKeys, optionalClock, positiveInteger } from '../validate.js';
 import { BucketPool } from './bucket-pool.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
 
@@ -79,10 +79,7 @@ export class MemoryStore implements Store {
     this.#pools = KINDS.map((kind) => new BucketPool(WIDTHS[kind], this.#maxClients));
     this.#inactiveAfterMs = parseDuration('inactiveAfterMs', options.inactiveAfterMs ?? 3_600_000);
     const cleanupIntervalMs = parseDuration('cleanupIntervalMs', options.cleanupIntervalMs ?? 600_000);
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw configError('clock', 'must be a function returning epoch milliseconds', options.clock);
-    }
-    this.#clock = options.clock ?? Date.now;
+    this.#clock = optionalClock(options.clock) ?? Date.now;
     if (options.autoCleanup !== undefined && typeof options.autoCleanup !== 'boolean') {
       throw configError('autoCleanup', 'must be a boolean', options.autoCleanup);
     }

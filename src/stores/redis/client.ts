@@ -1,9 +1,8 @@
 // The small client contract the Redis store needs, met by ioredis and node-redis clients, single node or cluster.
-import { TollgateError } from '../../errors.js';
+import { configError, TollgateError } from '../../errors.js';
 import { clusterSlot } from './cluster-slot.js';
 
 export interface ScriptClient {
-  readonly library: 'ioredis' | 'node-redis';
   readonly isCluster: boolean;
   /** True when a command sent now would be written to a live connection rather than fail or queue. */
   isReady(): boolean;
@@ -77,19 +76,12 @@ export function adaptClient(client: unknown): ScriptClient {
   const candidate = client as Partial<NodeRedisLike & IoRedisLike> | null;
   if (typeof candidate?.evalSha === 'function') return nodeRedis(client as NodeRedisLike);
   if (typeof candidate?.evalsha === 'function') return ioredis(client as IoRedisLike);
-  throw new TollgateError(
-    'ERR_TOLLGATE_CONFIG',
-    '`client` must be an ioredis or node-redis client (or cluster)',
-    {
-      option: 'client',
-    },
-  );
+  throw configError('client', 'must be an ioredis or node-redis client (or cluster)');
 }
 
 function ioredis(client: IoRedisLike): ScriptClient {
   const isCluster = client.isCluster === true;
   return {
-    library: 'ioredis',
     isCluster,
     isReady: () => client.status === 'ready',
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
@@ -120,7 +112,6 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     arguments: args as string[],
   });
   return {
-    library: 'node-redis',
     isCluster,
     isReady: () => client.isReady,
     evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),

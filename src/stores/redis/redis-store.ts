@@ -3,7 +3,7 @@ import { configError, TollgateError } from '../../errors.js';
 import type { Logger } from '../../gate.js';
 import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
-import { knownKeys, nonNegativeInteger, oneOf, positiveInteger } from '../../validate.js';
+import { knownKeys, nonNegativeInteger, oneOf, optionalClock, positiveInteger } from '../../validate.js';
 import { MemoryStore } from '../memory-store.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -202,18 +202,15 @@ export class RedisStore implements Store {
     if (typeof this.#fallbackShare !== 'number' || !(this.#fallbackShare > 0 && this.#fallbackShare <= 1)) {
       throw configError('fallbackShare', 'must be a number in (0, 1]', this.#fallbackShare);
     }
+    this.#clock = optionalClock(options.clock);
     // The fallback keeps its own time: the server's clock is exactly what is missing.
-    this.#fallback =
-      fallback === 'memory' ? new MemoryStore({ clock: options.clock ?? Date.now }) : undefined;
+    this.#fallback = fallback === 'memory' ? new MemoryStore({ clock: this.#clock ?? Date.now }) : undefined;
     const denyCacheSize = nonNegativeInteger('localDenyCache', options.localDenyCache ?? 10_000);
     // With an injected clock the cache must age on the same clock as the decisions it remembers.
-    this.#denials = denyCacheSize === 0 ? undefined : new DenyCache(denyCacheSize, options.clock);
+    this.#denials = denyCacheSize === 0 ? undefined : new DenyCache(denyCacheSize, this.#clock);
     this.#breakerThreshold = positiveInteger('breakerThreshold', options.breakerThreshold ?? 3);
     this.#probeIntervalMs = positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw configError('clock', 'must be a function returning epoch milliseconds', options.clock);
-    }
-    this.#clock = options.clock;
+
     if (options.rootNodes !== undefined) validateClusterOptions(options);
     if (options.client !== undefined) {
       for (const own of CONNECTION_OPTIONS) {
