@@ -38,7 +38,7 @@ export interface GateOptions<Req> {
   readonly capacity?: number;
   /** Any policy (or several) instead of the default token bucket. */
   readonly policy?: AnyPolicy | readonly AnyPolicy[];
-  /** A ready limiter; excludes `policy`, `requestsPerMinute`, `capacity`, `scope` and `store`. */
+  /** A ready limiter; excludes `policy`, `requestsPerMinute`, `capacity`, `scope`, `store` and `failOpen`. */
   readonly limiter?: Limiter;
   readonly scope?: string;
   readonly store?: Store;

@@ -23,7 +23,7 @@ export interface DecisionTotals {
 
 export interface TollgateMetrics {
   readonly registry: Registry;
-  /** Give it to the gate as `onDecision` (or call it from your own). Costs two counter and one histogram update. */
+  /** Give it to the gate as `onDecision` (or call it from your own). Costs a counter and a histogram update, and one counter more near the limit. */
   readonly onDecision: (event: DecisionEvent) => void;
   /** The totals, overall and per scope, from the same counters Prometheus reads. */
   totals(): Promise<DecisionTotals & { readonly scopes: Record<string, DecisionTotals> }>;

@@ -5,8 +5,8 @@ export interface Evaluation {
   readonly allowed: boolean;
   readonly results: readonly PolicyResult[];
   /**
-   * What to store, index-aligned with the policies: each policy's transition (its `next`, `undefined` where nothing
-   * changed, and `ttlMs`); empty when nothing was spent.
+   * What to store, index-aligned with the policies: each policy's transition (its `next` and `ttlMs`); empty when
+   * nothing was spent.
    */
   readonly writes: readonly Transition<unknown>[];
 }

@@ -16,7 +16,7 @@ export interface PolicyResult {
 
 export interface Transition<S> {
   readonly result: PolicyResult;
-  /** The state to store; `undefined` when nothing changed, so a denial costs no write. */
+  /** The state to store; `undefined` on a denial, which so costs no write. */
   readonly next: S | undefined;
   /** Until `next` is at rest (equivalent to no state at all); -1 when it never is. */
   readonly ttlMs: number;

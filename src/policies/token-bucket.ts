@@ -13,6 +13,9 @@ export interface TokenBucketOptions extends PolicyNameOption {
   readonly requestsPerMinute?: number;
 }
 
+/** One token per microsecond: the finest interval the integer engine represents. */
+const MAX_RATE = 1_000_000;
+
 /**
  * GCRA: the state is the time (µs) at which the bucket will be full again, `tat`. Spending `cost` tokens moves
  * it `cost * interval` later, and a request passes while `tat` stays within `capacity * interval` of now.
@@ -20,9 +23,6 @@ export interface TokenBucketOptions extends PolicyNameOption {
  * above 1,000 per second keep an integer interval; the interval is rounded up, so the rate never exceeds the
  * configured one.
  */
-/** One token per microsecond: the finest interval the integer engine represents. */
-const MAX_RATE = 1_000_000;
-
 export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   const { requestsPerMinute } = options;
   if (requestsPerMinute !== undefined) nonNegativeNumber('requestsPerMinute', requestsPerMinute);
@@ -111,9 +111,10 @@ function transition(
 }
 
 /**
- * The Lua twin: the same steps on the same integers; state is one integer string (µs). `save` hands Redis the
- * number itself: Redis writes it exactly (%.17g before 7.2, shortest round trip since), `tonumber` reads it back
- * exactly, and skipping `string.format` saved ~0.9 µs of ~12.5 per batched decision (bench/, interleaved medians).
+ * The Lua twin: the same steps on the same integers; state is one integer string (`tat` in µs, or the tokens spent
+ * by a bucket that never refills). `save` hands Redis the number itself: Redis writes it exactly (%.17g before
+ * 7.2, shortest round trip since), `tonumber` reads it back exactly, and skipping `string.format` saved ~0.9 µs of
+ * ~12.5 per batched decision (bench/, interleaved medians).
  */
 export const tokenBucketLua = `
 policies['token-bucket'] = {

@@ -38,7 +38,7 @@ export interface DemoOptions {
 }
 
 /** Routes that no limiter counts. */
-const UNLIMITED = new Set(['/api/public-data', '/health', '/api/simulate']);
+const UNLIMITED = new Set(['/api/public-data', '/api/simulate']);
 /** The longest /api/slow may take: enough to watch a drain, never a way to pin a connection for long. */
 export const MAX_SLOW_MS = 5_000;
 
