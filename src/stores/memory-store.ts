@@ -47,9 +47,8 @@ const slotOf = (row: number, kind: number) => row * 4 + kind;
 
 /**
  * One policy's buckets in one scope: stored identifier -> slot. Buckets are found by scope, then member, then
- * identifier, each a string the caller already holds, so that no lookup hashes a key joined for the occasion
- * (hashing a freshly joined `scope|id` cost ~5x a lookup by the identifier alone on Node 20: 440 vs 80 ns; it was the
- * largest single cost of a decision).
+ * identifier, each a string the caller already holds, so that no lookup flattens and hashes a key joined for the
+ * occasion (the largest single cost of a decision when keys were joined: docs/benchmarks.md).
  */
 type Table = Map<string, number>;
 /** The table key of a policy that is alone in its limiter (its bucket key has no member). */
