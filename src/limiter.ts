@@ -47,6 +47,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const store = options.store === undefined ? sharedMemoryStore() : options.store;
   if (!isStore(store))
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
+  store.checkPolicies?.(policies);
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);
   const defaultCost = positiveInteger('cost', options.cost ?? 1);
   const failOpen = options.failOpen;

@@ -17,6 +17,7 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
     name: policyName(options, 'fixed-window'),
     limit,
     windowMs,
+    retentionMs: windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
     scale: (share) => fixedWindow({ ...options, limit: scaledQuota(limit, share) }),
@@ -71,7 +72,7 @@ policies['fixed-window'] = {
     if f then return { tonumber(f[1]), tonumber(f[2]) } end
   end,
   save = function(key, st, ttl)
-    redis.call('SET', key, string.format('%.0f:%.0f', st[1], st[2]), 'PX', ttl)
+    set_state(key, string.format('%.0f:%.0f', st[1], st[2]), ttl)
   end,
   decide = function(st, now_ms, cost, limit, window)
     local start, count = now_ms, 0

@@ -35,6 +35,12 @@ export interface Policy<S = unknown> {
   readonly limit: number;
   /** The window advertised, in ms (for a token bucket: the time to refill from empty; 0 when it never refills). */
   readonly windowMs: number;
+  /**
+   * The longest any state of this policy takes to come to rest after a write (a full bucket, an ended window), in
+   * ms; -1 when a state may never rest (a bucket that never refills). A store must keep a bucket at least this
+   * long, or forgetting it would hand the client quota it has not earned.
+   */
+  readonly retentionMs: number;
   readonly args: readonly [number, number];
   evaluate(state: S | undefined, nowMs: number, cost: number): Transition<S>;
   /**

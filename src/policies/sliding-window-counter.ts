@@ -20,6 +20,8 @@ export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWind
     name: policyName(options, 'sliding-window-counter'),
     limit,
     windowMs,
+    // The window before the current one still weighs until the current one ends.
+    retentionMs: 2 * windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
     scale: (share) => slidingWindowCounter({ ...options, limit: scaledQuota(limit, share) }),
@@ -90,7 +92,7 @@ policies['sliding-window-counter'] = {
     if f then return { tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) } end
   end,
   save = function(key, st, ttl)
-    redis.call('SET', key, string.format('%.0f:%.0f:%.0f', st[1], st[2], st[3]), 'PX', ttl)
+    set_state(key, string.format('%.0f:%.0f:%.0f', st[1], st[2], st[3]), ttl)
   end,
   decide = function(st, now_ms, cost, limit, window)
     local start, previous, current = now_ms, 0, 0

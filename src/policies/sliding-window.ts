@@ -27,6 +27,7 @@ export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState
     name: policyName(options, 'sliding-window'),
     limit,
     windowMs,
+    retentionMs: windowMs,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
     scale: (share) => slidingWindow({ ...options, limit: scaledQuota(limit, share) }),

@@ -57,11 +57,14 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     throw configError('capacity', 'times the refill interval must stay below 2^51 microseconds');
   }
   const name = policyName(options, 'token-bucket');
+  const windowMs = ceilDiv(capacity * interval, 1000);
   return {
     kind: 'token-bucket',
     name,
     limit: capacity,
-    windowMs: ceilDiv(capacity * interval, 1000),
+    windowMs,
+    // A bucket that never refills stays spent for ever: forgetting it would refill it.
+    retentionMs: interval > 0 ? windowMs : -1,
     args: [capacity, interval],
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
     scale: (share) =>
@@ -123,7 +126,7 @@ policies['token-bucket'] = {
     if not v then return nil end
     return tonumber(v) or forget(key)
   end,
-  save = function(key, tat, ttl) redis.call('SET', key, tat, 'PX', ttl) end,
+  save = function(key, tat, ttl) set_state(key, tat, ttl) end,
   decide = function(tat, now_ms, cost, capacity, interval)
     local refills = interval > 0
     local now, step = 0, 1

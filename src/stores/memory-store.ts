@@ -6,6 +6,7 @@ import { evaluatePolicies } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
 import { knownKeys, optionalClock, positiveInteger } from '../validate.js';
 import { BucketPool } from './bucket-pool.js';
+import { checkRetentionCap } from './retention.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -16,9 +17,13 @@ export interface MemoryStoreOptions {
    * that costs a read nothing). Default 100,000.
    */
   readonly maxClients?: number;
-  /** Sweep period for expired buckets (the timer is `unref()`d). Default 10 minutes. */
+  /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */
   readonly cleanupIntervalMs?: Duration;
-  /** Longest a bucket is kept after its last write even if not yet at rest. Default 1 hour. */
+  /**
+   * Longest a bucket is kept after its last write, for a data-retention rule (a client address is personal data).
+   * Default: until its policy is at rest, for ever for a bucket that never refills. A limiter whose policies need
+   * longer is refused at wire-up: a bucket dropped early would hand its client fresh quota.
+   */
   readonly inactiveAfterMs?: Duration;
   /** Set false to sweep only when `sweep()` is called. Default true. */
   readonly autoCleanup?: boolean;
@@ -68,7 +73,7 @@ export class MemoryStore implements Store {
   #size = 0;
   readonly #pools: BucketPool[];
   readonly #maxClients: number;
-  readonly #inactiveAfterMs: number;
+  readonly #inactiveAfterMs: number | undefined;
   readonly #clock: () => number;
   readonly #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -76,7 +81,10 @@ export class MemoryStore implements Store {
     knownKeys('MemoryStore', options, OPTIONS);
     this.#maxClients = positiveInteger('maxClients', options.maxClients ?? 100_000);
     this.#pools = KINDS.map((kind) => new BucketPool(WIDTHS[kind], this.#maxClients));
-    this.#inactiveAfterMs = parseDuration('inactiveAfterMs', options.inactiveAfterMs ?? 3_600_000);
+    this.#inactiveAfterMs =
+      options.inactiveAfterMs === undefined
+        ? undefined
+        : parseDuration('inactiveAfterMs', options.inactiveAfterMs);
     const cleanupIntervalMs = parseDuration('cleanupIntervalMs', options.cleanupIntervalMs ?? 600_000);
     this.#clock = optionalClock(options.clock) ?? Date.now;
     if (options.autoCleanup !== undefined && typeof options.autoCleanup !== 'boolean') {
@@ -101,7 +109,8 @@ export class MemoryStore implements Store {
     const states: unknown[] = [];
     for (let i = 0; i < policies.length; i++) {
       const table = tables?.get(memberOf(policies, i) ?? ALONE);
-      const slot = table && this.#find(table, id, KIND_INDEX[(policies[i] as AnyPolicy).kind]);
+      const kind = KIND_INDEX[(policies[i] as AnyPolicy).kind];
+      const slot = table && this.#find(table, id, kind, request.dryRun);
       slots.push(slot);
       states.push(slot === undefined ? undefined : this.#poolOf(slot).read(slot >>> 2));
     }
@@ -109,13 +118,37 @@ export class MemoryStore implements Store {
     for (let i = 0; i < evaluation.writes.length; i++) {
       const write = evaluation.writes[i] as Transition<unknown>;
       if (write.next === undefined) continue;
-      const ttlMs = write.ttlMs < 0 ? this.#inactiveAfterMs : Math.min(write.ttlMs, this.#inactiveAfterMs);
-      const slot =
-        slots[i] ??
-        this.#insert(scope, memberOf(policies, i) ?? ALONE, id, policies[i] as AnyPolicy, nowMs, slots);
-      this.#poolOf(slot).write(slot >>> 2, write.next, nowMs + ttlMs);
+      // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
+      const restMs = write.ttlMs < 0 ? Number.POSITIVE_INFINITY : write.ttlMs;
+      const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
+      let slot = slots[i];
+      if (slot === undefined) {
+        slot = this.#insert(
+          scope,
+          memberOf(policies, i) ?? ALONE,
+          id,
+          policies[i] as AnyPolicy,
+          nowMs,
+          slots,
+        );
+        // Kept out of reach of the eviction that makes room for this request's next bucket.
+        slots[i] = slot;
+      }
+      this.#poolOf(slot).write(slot >>> 2, write.next, nowMs + keepMs);
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
+  }
+
+  /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
+  checkPolicies(policies: readonly AnyPolicy[]): void {
+    if (policies.length > this.#maxClients) {
+      throw configError(
+        'maxClients',
+        `must be at least the number of policies of a limiter on this store (${policies.length})`,
+        this.#maxClients,
+      );
+    }
+    checkRetentionCap('inactiveAfterMs', this.#inactiveAfterMs, { ms: 1, name: 'ms' }, policies);
   }
 
   reset(keys: readonly string[]): void {
@@ -181,13 +214,16 @@ export class MemoryStore implements Store {
     return this.#poolOf(slot).expiresAt(slot >>> 2);
   }
 
-  /** The bucket's slot, if it holds one of this kind. An expired bucket is still read as it is: at rest it means
+  /**
+   * The bucket's slot, if it holds one of this kind. An expired bucket is still read as it is: at rest it means
    * the same as none for a clock moving forwards, and for one that moved back it is what Redis (which keeps keys
-   * past rest) would read too: only the sweep drops buckets for being at rest. */
-  #find(table: Table, id: string, kind: number): number | undefined {
+   * past rest) would read too: only the sweep drops buckets for being at rest. Another kind's bucket (a scope
+   * whose policy changed) reads as absent, and is dropped unless this is a peek, which writes nothing.
+   */
+  #find(table: Table, id: string, kind: number, dryRun: boolean): number | undefined {
     const slot = table.get(id);
     if (slot === undefined || (slot & 3) === kind) return slot;
-    this.#remove(table, id, slot);
+    if (!dryRun) this.#remove(table, id, slot);
     return undefined;
   }
 
@@ -225,27 +261,40 @@ export class MemoryStore implements Store {
 
   /**
    * Second chance, in the table holding the most buckets (the bound is shared; the busiest table gives one up):
-   * from its oldest, a bucket read since the hand last passed it moves to the young end.
+   * from its oldest, a bucket read since the hand last passed it moves to the young end. The request's own
+   * buckets (`keep`) are never candidates; when they are all the busiest table holds, the next busiest gives one.
    */
   #evict(nowMs: number, keep: readonly (number | undefined)[]): void {
     let largest: Table | undefined;
     for (const tables of this.#scopes.values())
       for (const table of tables.values())
         if (largest === undefined || table.size > largest.size) largest = table;
-    if (largest === undefined) return;
-    for (const [id, slot] of largest) {
-      // Its row would be handed to the new bucket while the request still writes to it.
+    if (largest === undefined || this.#evictFrom(largest, nowMs, keep)) return;
+    // Only when the busiest table holds nothing but this request's buckets (a tiny `maxClients`).
+    const others = [...this.#scopes.values()].flatMap((tables) => [...tables.values()]);
+    others.sort((a, b) => b.size - a.size);
+    for (const table of others) if (table !== largest && this.#evictFrom(table, nowMs, keep)) return;
+  }
+
+  #evictFrom(table: Table, nowMs: number, keep: readonly (number | undefined)[]): boolean {
+    let passed = 0;
+    const size = table.size;
+    for (const [id, slot] of table) {
+      // Each bucket is passed at most twice: once to take its second chance, once to be evicted.
+      if (passed++ === 2 * size) break;
+      // Its row would be handed to the new bucket while the request still uses it.
       if (keep.includes(slot)) continue;
       if (this.#poolOf(slot).takeSecondChance(slot >>> 2)) {
-        largest.delete(id);
-        largest.set(id, slot);
+        table.delete(id);
+        table.set(id, slot);
         continue;
       }
       // Dropping a bucket already at rest loses nothing; only the others are worth counting.
       if (this.#expiresAt(slot) > nowMs) this.metrics.evictions++;
-      this.#remove(largest, id, slot);
-      return;
+      this.#remove(table, id, slot);
+      return true;
     }
+    return false;
   }
 
   #remove(table: Table, id: string, slot: number): void {

@@ -42,6 +42,11 @@ export interface StoreResponse {
  */
 export interface Store {
   evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
+  /**
+   * Called once by `createLimiter`, at wire-up: throws a configuration error naming the store's option when the
+   * store's own bounds (a retention cap, a size bound) cannot hold these policies exactly.
+   */
+  checkPolicies?(policies: readonly AnyPolicy[]): void;
   /** Forgets the given bucket keys (as `bucketKey` builds them and `keys()` lists them). */
   reset(keys: readonly string[]): void | Promise<void>;
   /** Every key the store holds (without any prefix), for admin tooling; across all nodes of a cluster. */

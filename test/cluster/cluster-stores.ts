@@ -7,6 +7,7 @@ import { bucketKeys } from '../../src/key.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
 import type { RedisFixture } from '../contract/differential.js';
 import type { RedisCluster } from '../harness/redis-cluster.js';
+import { redisCli } from '../harness/redis-server.js';
 
 export const CLUSTER_CLIENTS = [
   'ioredis, own connection',
@@ -38,10 +39,16 @@ export async function openClusterStore(
   options = { commandTimeoutMs: 5000, ...options };
   const keyPrefix = `tg-${randomUUID().slice(0, 8)}:`;
   const rootNodes = cluster.rootNodes.map(({ host, port }) => ({ host, port }));
+  const [root] = rootNodes;
+  // redis-cli -c follows the MOVED redirect to the master that owns the key.
+  const pttl = async (key: string) =>
+    Number(
+      await redisCli(['-c', '-h', root?.host ?? '', '-p', String(root?.port)], ['PTTL', keyPrefix + key]),
+    );
   switch (client) {
     case 'ioredis, own connection': {
       const store = new RedisStore({ ...options, rootNodes, keyPrefix });
-      return { store, close: () => store.close() };
+      return { store, close: () => store.close(), pttl };
     }
     case 'node-redis, app-owned': {
       const app = createCluster({
@@ -55,6 +62,7 @@ export async function openClusterStore(
       const store = new RedisStore({ ...options, client: app, keyPrefix });
       return {
         store,
+        pttl,
         close: async () => {
           await store.close();
           // destroy, not close: close() waits for replies that a killed node will never send.
@@ -70,6 +78,7 @@ export async function openClusterStore(
       const store = new RedisStore({ ...options, client: app, keyPrefix });
       return {
         store,
+        pttl,
         close: async () => {
           await store.close();
           app.disconnect();

@@ -15,6 +15,8 @@ import {
 export interface StoreFixture {
   readonly store: Store;
   close(): Promise<void>;
+  /** For stores whose keys expire on their own: a bucket key's TTL in ms (-1: none), as the server reports it. */
+  pttl?(key: string): Promise<number>;
 }
 
 /** A settable clock that every store under test reads instead of its own. */
@@ -138,6 +140,49 @@ export function runStoreContract(
             `${fromLabel}, then ${toLabel}`,
           );
         }
+      }
+    });
+
+    it("a peek reads another kind's bucket as absent and leaves it in place", async () => {
+      const scope = uniqueScope();
+      const [fixed, bucket] = [POLICIES['fixed window'], POLICIES['token bucket']] as [
+        () => AnyPolicy,
+        () => AnyPolicy,
+      ];
+      const owner = createLimiter({ policy: fixed(), store: await store(), scope });
+      await owner.consume('client', { cost: 3 });
+      const other = createLimiter({ policy: bucket(), store: await store(), scope });
+      assert.equal((await other.peek('client')).remaining, 4, 'read as a fresh client');
+      assert.equal(
+        (await owner.consume('client')).remaining,
+        1,
+        'the peek wrote nothing, not even a removal',
+      );
+    });
+
+    it('keeps a key until its state is at rest, however long: 30-day windows, and for ever without refill', async (t) => {
+      await store();
+      const pttl = fixture?.pttl;
+      if (pttl === undefined) return t.skip('the store keeps no TTLs (MemoryStore: see retention.test.ts)');
+      const month = 30 * 86_400_000;
+      const cases: [AnyPolicy, number][] = [
+        [fixedWindow({ limit: 5, windowMs: '30d' }), month],
+        [slidingWindow({ limit: 5, windowMs: '30d' }), month],
+        // The previous window's count weighs until the current one ends.
+        [slidingWindowCounter({ limit: 5, windowMs: '30d' }), 2 * month],
+        [tokenBucket({ capacity: 5, refillPerSecond: 5 / (month / 1000) }), month],
+        [tokenBucket({ capacity: 5, refillPerSecond: 0 }), -1],
+      ];
+      for (const [policy, restMs] of cases) {
+        const l = await limiter(policy);
+        assert.equal((await l.consume('long', { cost: 5 })).allowed, true);
+        const ttl = await pttl(`${l.scope}|long`);
+        if (restMs < 0) assert.equal(ttl, -1, `${policy.kind}: a state that never rests has no TTL`);
+        else
+          assert.ok(
+            ttl > restMs && ttl <= restMs + 60_000,
+            `${policy.kind}: TTL ${ttl} ms for a rest of ${restMs} ms`,
+          );
       }
     });
 

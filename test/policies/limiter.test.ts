@@ -18,7 +18,7 @@ import { bucketKey, bucketKeys, parseBucketKey } from '../../src/key.js';
 import { throwsConfig } from './helpers.js';
 
 /** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
-function manualStore(options: { maxClients?: number; inactiveAfterMs?: number } = {}) {
+function manualStore(options: { maxClients?: number } = {}) {
   const clock = { now: 0 };
   const store = new MemoryStore({ ...options, clock: () => clock.now, autoCleanup: false });
   return { clock, store };
@@ -392,20 +392,6 @@ describe('MemoryStore', () => {
     assert.equal(store.size, 0);
   });
 
-  it('inactiveAfterMs caps how long a bucket not yet at rest is kept', async () => {
-    const { clock, store } = manualStore({ inactiveAfterMs: 60_000 });
-    const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: '1h' }), store });
-    assert.equal((await limiter.consume('ivan')).allowed, true);
-    clock.now = 59_999;
-    assert.equal(store.sweep(), 0);
-    assert.equal((await limiter.consume('ivan')).allowed, false);
-    clock.now = 60_000;
-    assert.deepEqual(await liveKeys(store), []);
-    assert.equal(store.sweep(), 1);
-    // Forgotten after a minute although its window had 59 minutes to run: the store's documented trade-off.
-    assert.equal((await limiter.consume('ivan')).allowed, true);
-  });
-
   it('the sweep timer runs every cleanupIntervalMs, and close() clears it and the buckets', async () => {
     mock.timers.enable({ apis: ['setInterval'] });
     try {
@@ -548,20 +534,5 @@ describe('clock and retention edge cases at the limiter level', () => {
     clock.now = 1500;
     store.sweep();
     assert.equal((await limiter.consume('jo')).allowed, false);
-  });
-
-  // A state that never rests would otherwise be kept forever: `inactiveAfterMs` (like Redis's maxTtlSeconds)
-  // is the documented cap on how long any bucket outlives its last write.
-  it('a bucket that never refills stays spent for inactiveAfterMs, then is forgotten', async () => {
-    const { clock, store } = manualStore({ inactiveAfterMs: 60_000 });
-    const limiter = createLimiter({ policy: tokenBucket({ capacity: 1, refillPerSecond: 0 }), store });
-    assert.equal((await limiter.consume('kim')).allowed, true);
-    assert.equal((await limiter.consume('kim')).allowed, false);
-    clock.now = 59_999;
-    store.sweep();
-    assert.equal((await limiter.consume('kim')).allowed, false);
-    clock.now = 60_000;
-    store.sweep();
-    assert.equal((await limiter.consume('kim')).allowed, true);
   });
 });

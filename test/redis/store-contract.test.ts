@@ -2,8 +2,12 @@
 import { createClient } from 'redis';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { runStoreContract } from '../contract/store-contract.js';
-import { startRedisServer } from '../harness/redis-server.js';
+import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
+
+/** A key's TTL straight from the server, beside the client under test. */
+const pttlOn = (server: RedisServer) => async (key: string) =>
+  Number(await redisCall(server.host, server.port, ['PTTL', `ratelimit:${key}`]));
 
 describeWithRedis('RedisStore', () => {
   runStoreContract('RedisStore (ioredis, owned connection)', async (clock) => {
@@ -14,7 +18,7 @@ describeWithRedis('RedisStore', () => {
       await store.close();
       await server.stop();
     };
-    return { store, close };
+    return { store, close, pttl: pttlOn(server) };
   });
 
   runStoreContract('RedisStore (node-redis, app-owned client)', async (clock) => {
@@ -27,6 +31,6 @@ describeWithRedis('RedisStore', () => {
       await client.close();
       await server.stop();
     };
-    return { store, close };
+    return { store, close, pttl: pttlOn(server) };
   });
 });

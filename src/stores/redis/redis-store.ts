@@ -5,6 +5,7 @@ import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { knownKeys, nonNegativeInteger, oneOf, optionalClock, positiveInteger } from '../../validate.js';
 import { MemoryStore } from '../memory-store.js';
+import { checkRetentionCap } from '../retention.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
@@ -28,9 +29,14 @@ export interface RedisStoreOptions {
   readonly rootNodes?: readonly RootNode[];
   /** Key namespace. Default 'ratelimit:'. */
   readonly keyPrefix?: string;
-  /** Bounds of the TTL derived from each bucket's own refill or window time. Defaults 60 / 86400 / 60. */
+  /** Least TTL of a key. Default 60. */
   readonly minTtlSeconds?: number;
+  /**
+   * Greatest TTL of a key, for a data-retention rule. Default: none, each key lives until its state is at rest (and
+   * a bucket that never refills has no TTL). A limiter whose policies need longer is refused at wire-up.
+   */
   readonly maxTtlSeconds?: number;
+  /** Added to each key's own time to rest. Default 60. */
   readonly ttlPaddingSeconds?: number;
   /** Allow (true) or reject (false) requests while Redis is unusable. Default true. */
   readonly failOpen?: boolean;
@@ -144,6 +150,7 @@ export class RedisStore implements Store {
   readonly keyPrefix: string;
   readonly #options: RedisStoreOptions;
   readonly #ttlMs: readonly number[];
+  readonly #maxTtlSeconds: number | undefined;
   readonly #commandTimeoutMs: number;
   readonly #connectTimeoutMs: number;
   readonly #degradedRetryAfterMs: number;
@@ -183,10 +190,13 @@ export class RedisStore implements Store {
       throw configError('keyPrefix', 'must be a string without "{" or "}"', this.keyPrefix);
     }
     const min = nonNegativeInteger('minTtlSeconds', options.minTtlSeconds ?? 60);
-    const max = positiveInteger('maxTtlSeconds', options.maxTtlSeconds ?? 86_400);
+    const max = options.maxTtlSeconds;
+    if (max !== undefined && positiveInteger('maxTtlSeconds', max) < min)
+      throw configError('minTtlSeconds', 'must not exceed `maxTtlSeconds`', min);
     const pad = nonNegativeInteger('ttlPaddingSeconds', options.ttlPaddingSeconds ?? 60);
-    if (min > max) throw configError('minTtlSeconds', 'must not exceed `maxTtlSeconds`', min);
-    this.#ttlMs = [min * 1000, max * 1000, pad * 1000];
+    this.#maxTtlSeconds = max;
+    // 0 tells the script there is no greatest TTL.
+    this.#ttlMs = [min * 1000, (max ?? 0) * 1000, pad * 1000];
     this.failOpen = options.failOpen ?? true;
     if (typeof this.failOpen !== 'boolean') throw configError('failOpen', 'must be a boolean', this.failOpen);
     this.#commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 250);
@@ -245,6 +255,11 @@ export class RedisStore implements Store {
     const shard = this.#client?.shardOf(firstKey) ?? '';
     if (this.#breakers.get(shard)?.isOpen) return this.#degraded(request);
     return new Promise((resolve) => this.#enqueue({ request, firstKey, shard, resolve }));
+  }
+
+  /** A limiter whose keys `maxTtlSeconds` would expire before they are at rest is refused. */
+  checkPolicies(policies: readonly AnyPolicy[]): void {
+    checkRetentionCap('maxTtlSeconds', this.#maxTtlSeconds, { ms: 1000, name: 's' }, policies);
   }
 
   /** Every bucket key this store holds (without the prefix), across every master of a cluster. */

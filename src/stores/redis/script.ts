@@ -8,7 +8,7 @@ import type { AnyPolicy } from '../../policies/policy.js';
 /**
  * A batch: decisions of one limiter (same policies, same dry-run flag), each on its own keys.
  * KEYS: every decision's keys (one per policy), decision after decision.
- * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL and TTL padding (ms), '1' for a dry
+ * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), '1' for a dry
  *       run, the number of policies, each policy's kind and its two arguments, then one cost per decision.
  * Reply: { now, then per decision: allowed, then per policy: allowed, remaining, resetMs, retryAfterMs }, where
  *        a single policy's decision is only its four figures; a decision that raised an error (a key of another
@@ -35,13 +35,16 @@ if not now then
   local t = redis.call('TIME')
   now = t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local dry, per = ARGV[5] == '1', tonumber(ARGV[6])
+local per = tonumber(ARGV[6])
 
--- A key's TTL from its state's own time to rest, within the store's bounds.
+-- A key's TTL from its state's own time to rest, within the store's bounds (a greatest TTL of 0: none); -1 keeps
+-- a state that never rests for ever, since expiring it would mint the quota it records as spent.
 local min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local function ttl_of(rest)
-  if rest < 0 then return max_ttl end
-  return math.min(max_ttl, math.max(min_ttl, rest + ttl_padding))
+  local ttl = -1
+  if rest >= 0 then ttl = math.max(min_ttl, rest + ttl_padding) end
+  if max_ttl > 0 and (ttl < 0 or ttl > max_ttl) then ttl = max_ttl end
+  return ttl
 end
 
 local specs = {}
@@ -104,7 +107,16 @@ return reply
  * each failure would count against the shard's circuit breaker.
  */
 const STATE_LUA = `
-local function forget(key) redis.call('DEL', key) return nil end
+local dry = ARGV[5] == '1'
+-- A peek writes nothing, not even the removal of a foreign key.
+local function forget(key)
+  if not dry then redis.call('DEL', key) end
+  return nil
+end
+-- A string state with its TTL, or with none (-1) when it never rests.
+local function set_state(key, value, ttl)
+  if ttl < 0 then redis.call('SET', key, value) else redis.call('SET', key, value, 'PX', ttl) end
+end
 -- The captures of a string state, or nil: a missing key, or a forgotten foreign one.
 local function read_fields(key, pattern)
   local v = redis.pcall('GET', key)
