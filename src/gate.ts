@@ -1,6 +1,6 @@
 // The framework-free half of every adapter: options to a limiter, and one request to an outcome that never throws.
 import type { Decision } from './decision.js';
-import { configError } from './errors.js';
+import { configError, TollgateError } from './errors.js';
 import { HEADER_STYLES, type HeaderStyle, rateLimitHeaders } from './headers.js';
 import { clientKey } from './identity/client-key.js';
 import { createLimiter, type Limiter } from './limiter.js';
@@ -8,9 +8,12 @@ import type { AnyPolicy } from './policies/policy.js';
 import { tokenBucket } from './policies/token-bucket.js';
 import type { Store } from './stores/store.js';
 import { type Tiers, tierSelector } from './tiers.js';
-import { knownKeys, nonNegativeInteger, optionalFunction, positiveInteger } from './validate.js';
+import { knownKeys, nonNegativeInteger, oneOf, optionalFunction, positiveInteger } from './validate.js';
 
-/** What an identifier function returns; a falsy value lets the request through unlimited. */
+/**
+ * What an identifier function returns. A falsy value means the request has no identity (a reset connection has
+ * no address): it is never unlimited, but counted in the shared `unknown` bucket or refused, per `unidentified`.
+ */
 export type Identity = string | undefined | null | false;
 
 /** Anything with `warn` and `error`: console, pino, winston. Errors are logged error first, as pino expects. */
@@ -46,9 +49,14 @@ export interface GateOptions<Req> {
   readonly cost?: number | ((req: Req) => number | Promise<number>);
   /**
    * The client's identity. The default is the adapter's client address through `clientKey()`: IPv4-mapped
-   * addresses as IPv4, IPv6 grouped by /64.
+   * addresses as IPv4, IPv6 grouped by /64. A falsy identity is handled as `unidentified` says.
    */
   readonly identifier?: (req: Req) => Identity | Promise<Identity>;
+  /**
+   * A request without an identity: 'shared' (default) counts all of them in one bucket, identity `unknown`;
+   * 'reject' answers them 400 without counting. Only `skip` lets a request through unlimited.
+   */
+  readonly unidentified?: 'shared' | 'reject';
   /** Returns true to let a request through without counting it. */
   readonly skip?: (req: Req) => boolean | Promise<boolean>;
   /** `true` (= 'draft-6'), `false`, or a header style. Default true. */
@@ -65,7 +73,10 @@ export interface GateOptions<Req> {
   readonly failOpen?: boolean;
   /** Chooses the limiter per request; requests without a tier use the gate's own limiter. */
   readonly tiers?: Tiers<Req>;
-  /** Called after every decision (not for skipped or unidentified requests). Its errors are logged, not thrown. */
+  /**
+   * Called after every decision, those on the shared `unknown` bucket included (a skipped request, or one refused
+   * by `unidentified: 'reject'`, has none). Its errors are logged, not thrown.
+   */
   readonly onDecision?: (event: DecisionEvent, req: Req) => void;
 }
 
@@ -82,12 +93,17 @@ export type GateOutcome =
       readonly body: unknown;
       readonly decision: Decision;
     }
-  | { readonly action: 'fail'; readonly status: 500; readonly body: unknown; readonly error: unknown };
+  /**
+   * The gate answers the request itself, without rate-limit headers: 500 when deciding failed (`error` is what
+   * threw, logged once here), 400 when `unidentified: 'reject'` refuses a request without an identity (`error` is
+   * an `ERR_TOLLGATE_ARGUMENT`, not logged: it is the client's doing, and a flood of them must not flood the log).
+   */
+  | { readonly action: 'fail'; readonly status: 400 | 500; readonly body: unknown; readonly error: unknown };
 
 export interface Gate<Req> {
   readonly limiter: Limiter;
   readonly logger: Logger;
-  /** Never rejects: every failure becomes a `fail` outcome (a 500), logged once here. */
+  /** Never rejects: every failure becomes a `fail` outcome. */
   check(req: Req): Promise<GateOutcome>;
 }
 
@@ -100,6 +116,7 @@ const GATE_OPTIONS = [
   'store',
   'cost',
   'identifier',
+  'unidentified',
   'skip',
   'headers',
   'message',
@@ -112,6 +129,17 @@ const GATE_OPTIONS = [
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const FAILURE_BODY = { error: 'Internal Server Error', message: 'The rate limiter could not decide.' };
+/** The one identity of every request without one, so that a flood of them spends one quota. */
+const UNKNOWN_IDENTITY = 'unknown';
+const REFUSED_UNIDENTIFIED: GateOutcome = {
+  action: 'fail',
+  status: 400,
+  body: { error: 'Bad Request', message: 'The client could not be identified.' },
+  error: new TollgateError(
+    'ERR_TOLLGATE_ARGUMENT',
+    "the request has no identity, and `unidentified` is 'reject'",
+  ),
+};
 
 export function createGate<Req>(
   options: GateOptions<Req>,
@@ -128,6 +156,8 @@ export function createGate<Req>(
   const limiter = resolveLimiter(options);
   const select = options.tiers === undefined ? undefined : tierSelector(limiter, options.tiers);
   const identify = optionalFunction('identifier', options.identifier) ?? byClientKey(adapter.identifier);
+  const rejectUnidentified =
+    oneOf('unidentified', options.unidentified ?? 'shared', ['shared', 'reject'] as const) === 'reject';
   const onDecision = optionalFunction('onDecision', options.onDecision);
   const skip = optionalFunction('skip', options.skip);
   const cost = resolveCost(options.cost);
@@ -147,13 +177,14 @@ export function createGate<Req>(
     try {
       if (skip !== undefined && (await skip(req)))
         return { action: 'next', headers: NO_HEADERS, decision: undefined };
+      // No identity is no licence: a client that resets its connection leaves no address to count it by.
       const identity = await identify(req);
-      if (!identity) return { action: 'next', headers: NO_HEADERS, decision: undefined };
+      if (!identity && rejectUnidentified) return REFUSED_UNIDENTIFIED;
       const chosen = select === undefined ? limiter : await select(req);
       const units = typeof cost === 'number' ? cost : await cost(req);
       // Timed only when someone listens, so an unobserved gate pays nothing for it.
       const started = onDecision === undefined ? 0 : performance.now();
-      const decision = await chosen.consume(identity, { cost: units });
+      const decision = await chosen.consume(identity || UNKNOWN_IDENTITY, { cost: units });
       if (onDecision !== undefined) {
         const event = { scope: chosen.scope, decision, latencyMs: performance.now() - started, shadow };
         notify(onDecision, event, req, logger);

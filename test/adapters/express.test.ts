@@ -18,8 +18,12 @@ import {
 } from '../contract/adapter-contract.js';
 
 function expressApp(createApp: typeof express): MakeApp {
-  return async ({ handler, ...options }) => {
+  return async ({ handler, beforeLimit, onServed, ...options }) => {
     const app = createApp();
+    if (beforeLimit !== undefined)
+      app.use((req, _res, next) => {
+        beforeLimit(req).then(() => next(), next);
+      });
     app.use(
       rateLimit({
         ...options,
@@ -34,6 +38,7 @@ function expressApp(createApp: typeof express): MakeApp {
       }),
     );
     app.get('/', (_req, res) => {
+      onServed?.();
       res.json({ ok: true });
     });
     return listen(createServer(app));

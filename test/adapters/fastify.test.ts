@@ -15,8 +15,10 @@ async function listenFastify(app: FastifyInstance): Promise<ContractApp> {
   return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
-runAdapterContract('Fastify', async ({ handler, ...options }) => {
+runAdapterContract('Fastify', async ({ handler, beforeLimit, onServed, ...options }) => {
   const app = Fastify();
+  // Added before the plugin's hook, so it runs first.
+  if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
   await app.register(rateLimit, {
     ...options,
     ...(handler === undefined
@@ -29,7 +31,10 @@ runAdapterContract('Fastify', async ({ handler, ...options }) => {
           },
         }),
   });
-  app.get('/', async () => ({ ok: true }));
+  app.get('/', async () => {
+    onServed?.();
+    return { ok: true };
+  });
   return listenFastify(app);
 });
 

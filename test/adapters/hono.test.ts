@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { describe, it } from 'node:test';
-import { createAdaptorServer } from '@hono/node-server';
+import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { rateLimit } from '../../src/adapters/hono.js';
 import { createLimiter } from '../../src/limiter.js';
@@ -10,8 +10,13 @@ import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { listen, runAdapterContract, silentLogger } from '../contract/adapter-contract.js';
 
-runAdapterContract('Hono', async ({ handler, ...options }) => {
-  const app = new Hono();
+runAdapterContract('Hono', async ({ handler, beforeLimit, onServed, ...options }) => {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  if (beforeLimit !== undefined)
+    app.use(async (c, next) => {
+      await beforeLimit(c.env.incoming);
+      await next();
+    });
   app.use(
     rateLimit({
       ...options,
@@ -25,7 +30,10 @@ runAdapterContract('Hono', async ({ handler, ...options }) => {
           }),
     }),
   );
-  app.get('/', (c) => c.json({ ok: true }));
+  app.get('/', (c) => {
+    onServed?.();
+    return c.json({ ok: true });
+  });
   return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
 });
 

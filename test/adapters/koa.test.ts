@@ -4,8 +4,13 @@ import Koa from 'koa';
 import { rateLimit } from '../../src/adapters/koa.js';
 import { listen, runAdapterContract } from '../contract/adapter-contract.js';
 
-runAdapterContract('Koa', async ({ handler, ...options }) => {
+runAdapterContract('Koa', async ({ handler, beforeLimit, onServed, ...options }) => {
   const app = new Koa();
+  if (beforeLimit !== undefined)
+    app.use(async (ctx, next) => {
+      await beforeLimit(ctx.req);
+      await next();
+    });
   app.use(
     rateLimit({
       ...options,
@@ -21,6 +26,7 @@ runAdapterContract('Koa', async ({ handler, ...options }) => {
     }),
   );
   app.use((ctx) => {
+    onServed?.();
     ctx.body = { ok: true };
   });
   return listen(createServer(app.callback()));

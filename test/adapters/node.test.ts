@@ -12,7 +12,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 }
 
-runAdapterContract('node:http', async ({ handler, ...options }) => {
+runAdapterContract('node:http', async ({ handler, beforeLimit, onServed, ...options }) => {
   const limited = withRateLimit(
     {
       ...options,
@@ -25,9 +25,17 @@ runAdapterContract('node:http', async ({ handler, ...options }) => {
             },
           }),
     },
-    (_req, res) => sendJson(res, 200, { ok: true }),
+    (_req, res) => {
+      onServed?.();
+      sendJson(res, 200, { ok: true });
+    },
   );
-  return listen(createServer(limited));
+  return listen(
+    createServer(async (req, res) => {
+      await beforeLimit?.(req);
+      await limited(req, res);
+    }),
+  );
 });
 
 it('node:http rateLimit resolves true to continue and false once it has answered', async () => {

@@ -1,7 +1,8 @@
 // The one contract every adapter passes over real HTTP: same answers, same headers, same failure modes.
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { describe, it, mock } from 'node:test';
 import { parseList } from 'structured-headers';
 import type { Decision } from '../../src/decision.js';
@@ -27,6 +28,10 @@ export interface ContractAnswer {
 
 export interface ContractOptions extends GateOptions<unknown> {
   readonly handler?: (decision: Decision) => ContractAnswer;
+  /** Awaited by an async step of the app's own that runs before the limiter, given the node:http request. */
+  readonly beforeLimit?: (req: IncomingMessage) => Promise<void>;
+  /** Called each time the route behind the limiter runs. */
+  readonly onServed?: () => void;
 }
 
 export type MakeApp = (options: ContractOptions) => Promise<ContractApp>;
@@ -103,6 +108,46 @@ function fixture() {
 
 function throwing(): never {
   throw new Error('boom');
+}
+
+/** The bucket every request without an identity shares. */
+const UNKNOWN = 'unknown';
+/** Every value an identifier can return to say it cannot name the client. */
+const NO_IDENTITIES = ['', undefined, null, false] as const;
+
+/** Rejects with `what` if `promise` has not settled within `ms`, so a wait that never ends fails its test. */
+async function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what()}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A client that sends a whole request, waits until the app holds it in a step before the limiter (`held`), then
+ * resets the connection (RST): by the time the limiter runs, the server's socket is destroyed and has no address.
+ */
+async function resetWhileHeld(app: ContractApp, held: Promise<void>): Promise<void> {
+  const { hostname, port } = new URL(app.url);
+  const socket: Socket = connect(Number(port), hostname);
+  try {
+    await within(once(socket, 'connect'), 5000, () => 'connecting');
+    socket.write(`GET / HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+    await within(held, 5000, () => 'the app never reached the step before the limiter');
+  } finally {
+    socket.resetAndDestroy();
+  }
+}
+
+/** Resolves once the request's connection is gone (the server saw the reset; its ECONNRESET is the server's). */
+function connectionClosed(req: IncomingMessage): Promise<void> {
+  if (req.socket.destroyed) return Promise.resolve();
+  return new Promise((resolve) => req.socket.once('close', () => resolve()));
 }
 
 export function runAdapterContract(name: string, makeApp: MakeApp): void {
@@ -204,17 +249,83 @@ export function runAdapterContract(name: string, makeApp: MakeApp): void {
       });
     });
 
-    it('lets a falsy identity through unlimited', async () => {
-      for (const identity of [undefined, null, false, ''] as const) {
+    it('lets skipped requests through uncounted, even without an identity', async () => {
+      const { limiter, logger } = fixture();
+      await withApp({ limiter, logger, skip: () => true, identifier: () => undefined }, async (app) => {
+        for (let i = 0; i <= CAPACITY; i++) assert.equal((await request(app)).status, 200);
+        assert.equal(await unitsLeft(limiter, UNKNOWN), CAPACITY);
+      });
+    });
+
+    it(`counts every request without an identity ('', undefined, null, false) in one bucket, "${UNKNOWN}"`, async () => {
+      const { limiter, logger } = fixture();
+      let next = 0;
+      const identifier = () => NO_IDENTITIES[next++ % NO_IDENTITIES.length];
+      await withApp({ limiter, logger, identifier }, async (app) => {
+        const statuses = [];
+        for (let i = 0; i < NO_IDENTITIES.length * 2; i++) statuses.push((await request(app)).status);
+        const expected = statuses.map((_, i) => (i < CAPACITY ? 200 : 429));
+        assert.deepEqual(statuses, expected);
+        assert.equal(await unitsLeft(limiter, UNKNOWN), 0);
+        assert.equal(await unitsLeft(limiter), CAPACITY);
+      });
+    });
+
+    it("with unidentified: 'reject' answers a request without an identity 400 JSON, counting nothing", async () => {
+      for (const identity of NO_IDENTITIES) {
         const { limiter, logger } = fixture();
-        await withApp({ limiter, logger, identifier: () => identity }, async (app) => {
+        const decisions = mock.fn();
+        const options = { limiter, logger, unidentified: 'reject', onDecision: decisions } as const;
+        await withApp({ ...options, identifier: () => identity }, async (app) => {
           for (let i = 0; i <= CAPACITY; i++) {
             const answer = await request(app);
-            assert.equal(answer.status, 200, `identity ${String(identity)}`);
+            assert.equal(answer.status, 400, `identity ${String(identity)}`);
+            assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+            assert.equal((answer.body as { error?: unknown }).error, 'Bad Request');
             assert.deepEqual(rateLimitFields(answer.headers), {});
           }
+          assert.equal(await unitsLeft(limiter, UNKNOWN), CAPACITY);
+          assert.equal(decisions.mock.callCount(), 0);
+          assert.equal(logger.error.mock.callCount(), 0);
         });
       }
+    });
+
+    it('limits clients that reset the connection before the limiter runs (no address) in one shared bucket', async () => {
+      const { limiter, logger } = fixture();
+      const attempts = 20;
+      let served = 0;
+      let denied = 0;
+      let arrived = () => {};
+      let settled = () => {};
+      const allSettled = new Promise<void>((resolve) => {
+        settled = () => served + denied === attempts && resolve();
+      });
+      const options: ContractOptions = {
+        limiter,
+        logger,
+        // The app holds each request until the server has seen its connection reset, then lets it go on.
+        beforeLimit: (req) => {
+          arrived();
+          return connectionClosed(req);
+        },
+        onServed: () => {
+          served++;
+          settled();
+        },
+        onDecision: (event) => {
+          if (event.decision.allowed) return;
+          denied++;
+          settled();
+        },
+      };
+      await withApp(options, async (app) => {
+        for (let i = 0; i < attempts; i++)
+          await resetWhileHeld(app, new Promise((resolve) => (arrived = resolve)));
+        await within(allSettled, 5000, () => `${served} served and ${denied} denied of ${attempts}`);
+        assert.equal(served, CAPACITY);
+        assert.equal(await unitsLeft(limiter, UNKNOWN), 0);
+      });
     });
 
     const failures: Record<string, (limiter: Limiter) => ContractOptions> = {

@@ -1,7 +1,7 @@
-// The gate's per-request hooks: the default identity through clientKey, onDecision events, and tiers.
+// The gate's per-request hooks: the default identity through clientKey, requests without one, onDecision, tiers.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import express from 'express';
 import { rateLimit } from '../../src/adapters/express.js';
 import { TollgateError } from '../../src/errors.js';
@@ -78,6 +78,73 @@ describe('default identity', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('requests without an identity', () => {
+  const identities = ['', undefined, null, false] as const;
+  /** A gate whose "framework" request is the identity the identifier returns, falsy ones included. */
+  const gateOf = (options: Parameters<typeof createGate<string | null | false | undefined>>[0]) =>
+    createGate<string | null | false | undefined>(
+      { logger: silentLogger(), ...options },
+      { name: 'test', identifier: (identity) => identity },
+    );
+
+  it("share the bucket 'unknown', and onDecision reports those decisions", async () => {
+    const limiter = limiterOf('anon', 2);
+    const events: DecisionEvent[] = [];
+    const gate = gateOf({ limiter, onDecision: (event) => events.push(event) });
+    const actions = [];
+    for (const identity of identities) actions.push((await gate.check(identity)).action);
+    assert.deepEqual(actions, ['next', 'next', 'reject', 'reject']);
+    assert.equal(await unitsLeft(limiter, 'unknown'), 0);
+    assert.deepEqual(
+      events.map((e) => [e.scope, e.decision.allowed]),
+      [
+        ['anon', true],
+        ['anon', true],
+        ['anon', false],
+        ['anon', false],
+      ],
+    );
+  });
+
+  it("with unidentified: 'reject' are answered 400 by the gate: not counted, not reported, not logged", async () => {
+    const limiter = limiterOf('anon', 2);
+    const logger = silentLogger();
+    const onDecision = mock.fn();
+    const gate = gateOf({ limiter, logger, onDecision, unidentified: 'reject' });
+    for (const identity of identities) {
+      const outcome = await gate.check(identity);
+      assert.ok(outcome.action === 'fail');
+      assert.equal(outcome.status, 400);
+      assert.ok(outcome.error instanceof TollgateError && outcome.error.code === 'ERR_TOLLGATE_ARGUMENT');
+    }
+    assert.equal((await gate.check('1.1.1.1')).action, 'next');
+    assert.equal(await unitsLeft(limiter, 'unknown'), 2);
+    assert.equal(onDecision.mock.callCount(), 1);
+    assert.equal(logger.error.mock.callCount(), 0);
+  });
+
+  it('skip still lets them through uncounted, whichever mode', async () => {
+    for (const unidentified of ['shared', 'reject'] as const) {
+      const limiter = limiterOf('anon', 1);
+      const gate = gateOf({ limiter, unidentified, skip: () => true });
+      for (const identity of identities) assert.equal((await gate.check(identity)).action, 'next');
+      assert.equal(await unitsLeft(limiter, 'unknown'), 1);
+    }
+  });
+
+  it('rejects an unknown mode at wire-up', () => {
+    for (const unidentified of ['allow', true, 'Shared'])
+      assert.throws(
+        () => gateOf({ limiter: limiterOf('anon', 1), unidentified: unidentified as never }),
+        (error) =>
+          error instanceof TollgateError &&
+          error.code === 'ERR_TOLLGATE_CONFIG' &&
+          error.option === 'unidentified' &&
+          /`unidentified` must be one of "shared", "reject"/.test(error.message),
+      );
   });
 });
 
