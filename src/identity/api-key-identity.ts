@@ -1,4 +1,4 @@
-// API-key identity with seed 002's rule: only a recognised key names the client; any other key counts as the fallback (the IP).
+// API-key identity: only a recognised key names the client; any other key counts as the fallback (the IP).
 import { createHash } from 'node:crypto';
 import { configError } from '../errors.js';
 import type { Identity } from '../gate.js';
