@@ -107,13 +107,58 @@ export function policyFromSpec(spec: PolicySpec): AnyPolicy {
   }
 }
 
+/** Bounds on what one `simulate()` call may cost, for a caller serving simulations to others. */
+export interface SimulationLimits {
+  /** Refuse, before running anything, a scenario whose `simulationWork` is above this. Default: no bound. */
+  readonly maxWork?: number;
+}
+
 /**
  * Runs every policy over the same arrivals, threading each one's state as a store does (the transition's `next`
  * replaces the state when defined), one client, one request per arrival. No policy arithmetic happens here:
  * every figure is a `PolicyResult` field from the policy's own `evaluate` (a window's count is its limit minus
  * `remaining`), or a count of them.
  */
-export function simulate(input: SimulationInput): Simulation {
+export function simulate(input: SimulationInput, limits: SimulationLimits = {}): Simulation {
+  const scenario = prepare(input);
+  if (limits.maxWork !== undefined) {
+    const maxWork = positiveInteger('maxWork', limits.maxWork);
+    const work = workOf(scenario);
+    if (work > maxWork) {
+      throw argumentError(
+        `at most ${maxWork} units of work can be simulated at once (this scenario needs ${work}: a sliding ` +
+          'window log costs up to its limit per arrival and per level sample; use fewer arrivals, a smaller ' +
+          'limit or a sliding-window-counter)',
+      );
+    }
+  }
+  const { policies, arrivals, cost, sampleTimes } = scenario;
+  return {
+    arrivals: [...arrivals],
+    cost,
+    policies: policies.map((policy) => run(policy, arrivals, cost, sampleTimes)),
+  };
+}
+
+/**
+ * What `simulate(input)` costs, in state entries its transitions touch, worked out without running it: every
+ * evaluation (one per arrival and one per level sample, for each policy) counts 1, plus, for a sliding window
+ * log, the entries it copies, as many as the log holds: up to its limit, or the units the arrivals can have
+ * admitted when fewer, and none when the cost is above the limit (nothing is ever admitted). The other
+ * policies keep O(1) state. Throws what `simulate` throws for the same input.
+ */
+export function simulationWork(input: SimulationInput): number {
+  return workOf(prepare(input));
+}
+
+interface Scenario {
+  readonly policies: readonly AnyPolicy[];
+  readonly arrivals: readonly number[];
+  readonly cost: number;
+  readonly sampleTimes: readonly number[];
+}
+
+function prepare(input: SimulationInput): Scenario {
   if (typeof input !== 'object' || input === null) {
     throw argumentError('the simulation input must be an object { policies, arrivals, cost? }');
   }
@@ -139,11 +184,20 @@ export function simulate(input: SimulationInput): Simulation {
   const step = Math.max(1, Math.ceil(end / SAMPLES));
   const sampleTimes: number[] = [];
   for (let t = 0; t <= end; t += step) sampleTimes.push(t);
-  return {
-    arrivals: [...arrivals],
-    cost,
-    policies: policies.map((policy) => run(policy, arrivals, cost, sampleTimes)),
-  };
+  return { policies, arrivals, cost, sampleTimes };
+}
+
+function workOf({ policies, arrivals, cost, sampleTimes }: Scenario): number {
+  const evaluations = arrivals.length + sampleTimes.length;
+  let work = 0;
+  for (const policy of policies) {
+    const log =
+      policy.kind !== 'sliding-window' || cost > policy.limit
+        ? 0
+        : Math.min(policy.limit, arrivals.length * cost);
+    work += evaluations * (1 + log);
+  }
+  return work;
 }
 
 function run(

@@ -9,6 +9,13 @@ import { generateArrivals, type PatternSpec, type PolicySpec, simulate } from '.
 export const MAX_SIMULATED_ARRIVALS = 20_000;
 /** The page offers two to four policies side by side. */
 export const MAX_SIMULATED_POLICIES = 4;
+/**
+ * The most `simulationWork` one request may ask for, refused before anything runs: the endpoint is not rate
+ * limited, and a simulation holds the event loop. Measured on a 2-core machine, the heaviest scenario it admits
+ * (four sliding window logs of limit 302 at cost 302, each of 20,000 arrivals emptying and refilling the log)
+ * answers in about 0.3 s; the page's patterns at their defaults need under 25,000.
+ */
+export const MAX_SIMULATION_WORK = 25_000_000;
 
 // Two levels below the repo root both as src/server/ (tsx) and as dist/server/ (built).
 const PAGE_DIR = fileURLToPath(new URL('../../simulator/', import.meta.url));
@@ -62,11 +69,14 @@ function runScenario(body: unknown): unknown {
   if (Array.isArray(times) && times.length > MAX_SIMULATED_ARRIVALS) {
     throw argumentError(`at most ${MAX_SIMULATED_ARRIVALS} arrivals can be simulated at once`);
   }
-  return simulate({
-    policies: policies as PolicySpec[],
-    arrivals: times as number[],
-    ...(cost === undefined ? {} : { cost: cost as number }),
-  });
+  return simulate(
+    {
+      policies: policies as PolicySpec[],
+      arrivals: times as number[],
+      ...(cost === undefined ? {} : { cost: cost as number }),
+    },
+    { maxWork: MAX_SIMULATION_WORK },
+  );
 }
 
 /** Bad input answers 400 with the library's message and code; a body too large or not JSON keeps its status. */

@@ -4,9 +4,28 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createDemoApp } from '../../src/server/demo-app.js';
-import { MAX_SIMULATED_ARRIVALS } from '../../src/server/simulator.js';
-import { boundaryBurst, type PolicySpec, random, simulate } from '../../src/simulation.js';
+import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../src/server/simulator.js';
+import {
+  boundaryBurst,
+  type PolicySpec,
+  random,
+  type SimulationInput,
+  simulate,
+  simulationWork,
+} from '../../src/simulation.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+
+/**
+ * The costliest shape for a sliding window log: a 1 ms window, arrivals 1 ms apart and a cost equal to the limit,
+ * so every arrival is admitted, drops the whole log and writes a full one.
+ */
+function churningLogs(limit: number): SimulationInput {
+  return {
+    policies: Array.from({ length: 4 }, () => ({ kind: 'sliding-window', limit, windowMs: 1 }) as const),
+    arrivals: Array.from({ length: MAX_SIMULATED_ARRIVALS }, (_, i) => i),
+    cost: limit,
+  };
+}
 
 const POLICIES: PolicySpec[] = [
   { kind: 'fixed-window', limit: 5, windowMs: '10s' },
@@ -102,6 +121,45 @@ describe('POST /api/simulate', () => {
       assert.equal(status, 400, JSON.stringify(json));
       assert.match(String(json.error), message);
       assert.match(String(json.code), /^ERR_TOLLGATE_(CONFIG|ARGUMENT)$/);
+    }
+  });
+
+  it('refuses, before running it, a scenario whose work is above the cap, naming the cap', async () => {
+    // Four sliding window logs at their largest limit: this once held the event loop for seconds.
+    const { status, json } = await post(churningLogs(10_000));
+    assert.equal(status, 400);
+    assert.equal(json.code, 'ERR_TOLLGATE_ARGUMENT');
+    assert.equal(json.option, null);
+    assert.match(String(json.error), new RegExp(`^at most ${MAX_SIMULATION_WORK} units of work `));
+  });
+
+  it('answers the heaviest scenario the cap admits, with exactly what simulate() computes', async () => {
+    let limit = 1;
+    while (simulationWork(churningLogs(limit + 1)) <= MAX_SIMULATION_WORK) limit++;
+    assert.equal((await post(churningLogs(limit + 1))).status, 400);
+    const input = churningLogs(limit);
+    const started = performance.now();
+    const { status, json } = await post(input);
+    const elapsedMs = performance.now() - started;
+    assert.equal(status, 200, JSON.stringify(json).slice(0, 500));
+    const summaries = (json.policies as { summary: { admitted: number } }[]).map((p) => p.summary.admitted);
+    assert.deepEqual(summaries, [20_000, 20_000, 20_000, 20_000]);
+    assert.deepEqual(json, JSON.parse(JSON.stringify(simulate(input))));
+    // The cap keeps this near a quarter of a second; the bound only guards against the cap being lost.
+    assert.ok(elapsedMs < 2_000, `took ${elapsedMs} ms`);
+  });
+
+  it('admits every scenario of the page at its defaults well inside the cap', () => {
+    const window = (kind: 'fixed-window' | 'sliding-window' | 'sliding-window-counter') =>
+      ({ kind, limit: 5, windowMs: '10s' }) as const;
+    const policies: PolicySpec[] = [
+      window('fixed-window'),
+      window('sliding-window'),
+      window('sliding-window-counter'),
+      { kind: 'token-bucket', capacity: 5, refillPerSecond: 1 },
+    ];
+    for (const arrivals of [boundaryBurst(5, '10s'), random(1, '40s', 1), [0, 100, 200, 9900, 10_000]]) {
+      assert.ok(simulationWork({ policies, arrivals }) < MAX_SIMULATION_WORK / 1000);
     }
   });
 

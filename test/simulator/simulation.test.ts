@@ -15,6 +15,7 @@ import {
   ramp,
   random,
   simulate,
+  simulationWork,
   steady,
 } from '../../src/simulation.js';
 
@@ -301,5 +302,31 @@ describe('simulate', () => {
       'ERR_TOLLGATE_CONFIG',
       /cost/,
     );
+  });
+
+  it('works out its cost before running: evaluations, times the log a sliding window may copy', () => {
+    const arrivals = [0, 6000, 6000];
+    // 3 arrivals and 601 level samples, from 0 to 6600 ms 11 ms apart.
+    const { levels } = simulate({ policies: [FIXED], arrivals }).policies[0] ?? assert.fail();
+    const evaluations = arrivals.length + levels.length;
+    assert.equal(evaluations, 604);
+    const bucket: PolicySpec = { kind: 'token-bucket', capacity: 5, refillPerSecond: 1 };
+    assert.equal(simulationWork({ policies: [FIXED, bucket], arrivals }), 2 * evaluations);
+    // Its limit (5), or what 3 arrivals can have admitted (3 at cost 1, 6 at cost 2), whichever is fewer.
+    assert.equal(simulationWork({ policies: [SLIDING], arrivals }), evaluations * (1 + 3));
+    assert.equal(simulationWork({ policies: [SLIDING], arrivals, cost: 2 }), evaluations * (1 + 5));
+    // A cost above the limit is never admitted: the log stays empty.
+    assert.equal(simulationWork({ policies: [SLIDING], arrivals, cost: 6 }), evaluations);
+    const input = { policies: [FIXED, SLIDING], arrivals };
+    const work = simulationWork(input);
+    assert.deepEqual(simulate(input, { maxWork: work }), simulate(input));
+    assertTollgateError(
+      () => simulate(input, { maxWork: work - 1 }),
+      'ERR_TOLLGATE_ARGUMENT',
+      new RegExp(
+        `^at most ${work - 1} units of work can be simulated at once \\(this scenario needs ${work}:`,
+      ),
+    );
+    assertTollgateError(() => simulate(input, { maxWork: 0 }), 'ERR_TOLLGATE_CONFIG', /maxWork/, 'maxWork');
   });
 });
