@@ -11,6 +11,7 @@ import { fixedWindow } from '../policies/fixed-window.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
 import { knownKeys, optionalFunction, positiveInteger } from '../validate.js';
+import { type AdminRoute, adminRoute, DEFAULT_ADMIN_BASE_PATH, normalizedPath } from './admin-path.js';
 import { bearerTokenCheck } from './bearer-token.js';
 import { collectStats } from './stats.js';
 
@@ -31,7 +32,7 @@ export interface AdminOptions {
   readonly maxFailures?: number;
   /** Default one minute. */
   readonly failureWindowMs?: Duration;
-  /** Where the routes live. Default '/api/admin'. */
+  /** Where the routes live, a normalised path (no `.`, `..` or `//`). Default '/api/admin'. */
   readonly basePath?: string;
   /** For a store that fails while listing or reading. Default console. */
   readonly logger?: Logger;
@@ -81,9 +82,10 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   const identify = optionalFunction('identify', options.identify) ?? ((id: string) => clientKey(id));
   const clientAddress =
     optionalFunction('clientAddress', options.clientAddress) ?? ((req) => req.socket.remoteAddress);
-  const basePath = options.basePath ?? '/api/admin';
-  if (typeof basePath !== 'string' || !/^\/[^?#]*[^/?#]$/.test(basePath))
-    throw configError('basePath', 'must be a path such as "/api/admin"', basePath);
+  const basePath = options.basePath ?? DEFAULT_ADMIN_BASE_PATH;
+  // Requests are matched by their normalised path, which a base path in another spelling would never equal.
+  if (typeof basePath !== 'string' || basePath === '/' || normalizedPath(basePath) !== basePath)
+    throw configError('basePath', 'must be a normalised path such as "/api/admin"', basePath);
   const logger = options.logger ?? console;
   // Its own in-process store: the throttle must hold even when the shared store is down, and its buckets have
   // no business in the stats.
@@ -96,29 +98,27 @@ export function createAdmin(options: AdminOptions): AdminHandler {
     scope: 'tollgate-admin-auth',
   });
 
-  const route = async (method: string, url: URL): Promise<Answer> => {
-    const [action, encoded, ...rest] = url.pathname.slice(basePath.length + 1).split('/');
-    if (rest.length > 0) return NOT_FOUND;
-    if (action === 'stats' && encoded === undefined) {
+  const route = async (method: string, target: AdminRoute, query: URLSearchParams): Promise<Answer> => {
+    if (target.action === 'unknown') return NOT_FOUND;
+    if (target.action === 'stats') {
       if (method !== 'GET') return methodNotAllowed('GET');
       if (listable === undefined)
         return { status: 501, body: { error: 'the store cannot list its keys (it has no keys())' } };
-      const hashed = url.searchParams.get('identifiers') === 'hashed';
+      const hashed = query.get('identifiers') === 'hashed';
       return { status: 200, body: await collectStats(listable, hashed ? hasher : undefined) };
     }
-    if ((action !== 'reset' && action !== 'bucket') || !encoded) return NOT_FOUND;
-    const identity = identityOf(encoded, identify);
+    const identity = identityOf(target.identifier, identify);
     if (identity === undefined) return { status: 400, body: { error: 'the identifier is not valid' } };
-    const scope = url.searchParams.get('scope');
+    const scope = query.get('scope');
     const chosen = scope === null ? undefined : limiters.get(scope);
     if (scope !== null && chosen === undefined)
       return { status: 404, body: { error: 'no limiter has that scope', scopes: [...limiters.keys()] } };
     const identifier = hasher.hash(identity);
-    if (action === 'reset') {
+    if (target.action === 'reset') {
       if (method !== 'POST') return methodNotAllowed('POST');
-      const targets = chosen === undefined ? [...limiters.values()] : [chosen];
-      await Promise.all(targets.map((limiter) => limiter.reset(identity)));
-      return { status: 200, body: { identifier, reset: targets.map((limiter) => limiter.scope) } };
+      const cleared = chosen === undefined ? [...limiters.values()] : [chosen];
+      await Promise.all(cleared.map((limiter) => limiter.reset(identity)));
+      return { status: 200, body: { identifier, reset: cleared.map((limiter) => limiter.scope) } };
     }
     if (method !== 'GET') return methodNotAllowed('GET');
     if (chosen === undefined)
@@ -130,7 +130,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
     };
   };
 
-  const answer = async (req: IncomingMessage): Promise<Answer> => {
+  const answer = async (req: IncomingMessage, target: AdminRoute): Promise<Answer> => {
     const client = clientKey(clientAddress(req)) ?? 'unknown';
     // Every attempt spends before the token is even looked at, so parallel guesses cannot outrun the count;
     // a success then clears it. A blocked client gets 429 whatever it sends, or the status would tell it
@@ -140,7 +140,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
     if (!authorized(req.headers.authorization)) return UNAUTHORIZED;
     await failures.reset(client);
     try {
-      return await route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin.invalid'));
+      return await route(req.method ?? 'GET', target, queryOf(req.url ?? '/'));
     } catch (error) {
       logger.error(error, '[tollgate] admin request failed');
       return { status: 503, body: { error: 'the store could not answer' } };
@@ -148,9 +148,11 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   };
 
   return async (req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0] as string;
-    if (path !== basePath && !path.startsWith(`${basePath}/`)) return false;
-    const { status, body, headers = {} } = await answer(req);
+    // Every spelling of an admin path is answered here (`/api/admin/./reset/...` is the reset route), so none
+    // slips past to the application, and the request log reads paths the same way.
+    const target = adminRoute(req.url ?? '/', basePath);
+    if (target === undefined) return false;
+    const { status, body, headers = {} } = await answer(req, target);
     res.writeHead(status, {
       ...headers,
       'Content-Type': 'application/json; charset=utf-8',
@@ -183,6 +185,11 @@ function listableStores(
   const stores = store === undefined ? [...new Set(limiters.map((limiter) => limiter.store))] : [store];
   if (stores.some((candidate) => typeof candidate.keys !== 'function')) return undefined;
   return stores as { keys(): AsyncIterable<string> }[];
+}
+
+function queryOf(target: string): URLSearchParams {
+  const at = target.indexOf('?');
+  return new URLSearchParams(at < 0 ? '' : target.slice(at + 1).split('#', 1)[0]);
 }
 
 function identityOf(

@@ -1,4 +1,5 @@
 // `tollgate/admin`: the admin endpoints (stats, reset, bucket) for node:http and Express applications.
+export { loggedAdminPath } from './admin-path.js';
 export { bearerTokenCheck, MIN_TOKEN_LENGTH } from './bearer-token.js';
 export { type AdminHandler, type AdminOptions, createAdmin } from './create-admin.js';
 export { adminMiddleware } from './express.js';

@@ -1,5 +1,6 @@
 // The demos' structured request logs: one line per request, with every limiter's decision and the client IP hashed.
 import type { Request, RequestHandler } from 'express';
+import { loggedAdminPath } from '../admin/admin-path.js';
 import { decisionOutcome } from '../decision-outcome.js';
 import type { DecisionEvent, Logger } from '../gate.js';
 import { clientKey } from '../identity/client-key.js';
@@ -71,10 +72,12 @@ export function requestLog({ logger, clientIps, hasher }: RequestLogOptions): Re
   return { middleware, onDecision };
 }
 
-/** Without the query, and without the identifier an admin URL names: logs must not undo the admin's hashing. */
+/**
+ * Without the query, and for anything under the admin path, in any spelling, only its route template: logs must
+ * not undo the admin's hashing of the identifier a URL names.
+ */
 function loggedPath(url: string): string {
-  const path = url.split('?', 1)[0] as string;
-  return path.replace(/^(\/api\/admin\/(?:reset|bucket))\/.*/, '$1/:identifier');
+  return loggedAdminPath(url) ?? (url.split('?', 1)[0] as string);
 }
 
 function rounded(ms: number): number {

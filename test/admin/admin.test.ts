@@ -284,6 +284,40 @@ describe('admin token', () => {
   });
 });
 
+describe('admin basePath', () => {
+  it('must be a normalised path, since requests are matched by their normalised path', async () => {
+    const limiters = [createLimiter({ policy: tokenBucket({ capacity: 1, refillPerSecond: 1 }) })];
+    for (const basePath of ['/', '/ops/', 'ops', '/ops//admin', '/ops/./admin', '/ops/%61dmin', '/ops?x=1']) {
+      assert.throws(
+        () => createAdmin({ token: TOKEN, limiters, basePath }),
+        (error) =>
+          error instanceof TollgateError &&
+          error.code === 'ERR_TOLLGATE_CONFIG' &&
+          error.option === 'basePath',
+        basePath,
+      );
+    }
+    const admin = createAdmin({ token: TOKEN, limiters, basePath: '/ops/admin', logger: silentLogger() });
+    const server = await listen(
+      createServer(async (req, res) => {
+        if (!(await admin(req, res))) res.writeHead(418).end();
+      }),
+    );
+    try {
+      const status = (path: string) =>
+        fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } }).then(
+          (r) => r.status,
+        );
+      for (const path of ['/ops/admin/stats', '/ops//admin/%73tats/'])
+        assert.equal(await status(path), 200, path);
+      assert.equal(await status('/ops/admin/nothing'), 404);
+      assert.equal(await status('/api/admin/stats'), 418);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('adminMiddleware on Express', () => {
   it('answers under /api/admin, passes everything else on, and throttles by req.ip', async () => {
     const api = createLimiter({
