@@ -27,14 +27,22 @@ export interface DemoOptions {
   readonly health?: () => Promise<{ readonly ok: boolean; readonly [field: string]: unknown }>;
   /** The admin routes exist only with a token (ADMIN_TOKEN); a token under 16 characters throws. */
   readonly adminToken?: string;
-  /** Recognised API keys (API_KEYS). Default demo-key-1 and demo-key-2. */
+  /** Recognised API keys (API_KEYS). Default DEFAULT_API_KEYS. */
   readonly apiKeys?: readonly string[];
-  /** The keys on the paid tier of /api/tiered (PAID_API_KEYS). Default demo-key-2. */
+  /** The keys on the paid tier of /api/tiered (PAID_API_KEYS). Default: `defaultPaidApiKeys(apiKeys)`. */
   readonly paidApiKeys?: readonly string[];
   /** Log raw client IPs (LOG_CLIENT_IPS=1) rather than keyed hashes. */
   readonly logClientIps?: boolean;
   /** Epoch ms for the admin failure throttle; for tests. */
   readonly clock?: () => number;
+}
+
+export const DEFAULT_API_KEYS: readonly string[] = ['demo-key-1', 'demo-key-2'];
+const DEFAULT_PAID_API_KEY = 'demo-key-2';
+
+/** The paid tier when none is named: the default paid key, if it is one of the API keys, else none. */
+export function defaultPaidApiKeys(apiKeys: readonly string[]): readonly string[] {
+  return apiKeys.includes(DEFAULT_PAID_API_KEY) ? [DEFAULT_PAID_API_KEY] : [];
 }
 
 /** Routes that no limiter counts. */
@@ -44,8 +52,8 @@ export const MAX_SLOW_MS = 5_000;
 
 export function createDemoApp(options: DemoOptions): Express {
   const { store, serverId = 'primary', logger = pino() } = options;
-  const apiKeys = options.apiKeys ?? ['demo-key-1', 'demo-key-2'];
-  const paidIdentities = new Set((options.paidApiKeys ?? ['demo-key-2']).map(apiKeyId));
+  const apiKeys = options.apiKeys ?? DEFAULT_API_KEYS;
+  const paidIdentities = new Set((options.paidApiKeys ?? defaultPaidApiKeys(apiKeys)).map(apiKeyId));
   // Seed 002's rule: a recognised API key names the client; any other key counts as no key, i.e. the IP.
   const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => clientKey(req.ip) });
   // Keyed by the admin token when there is one, so logs and admin stats of every instance give the same hashes.

@@ -1,7 +1,7 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
 import pino from 'pino';
 import { TollgateError } from '../errors.js';
-import { createDemoApp, type DemoOptions } from './demo-app.js';
+import { createDemoApp, DEFAULT_API_KEYS, type DemoOptions, defaultPaidApiKeys } from './demo-app.js';
 import type { DemoLogger } from './request-log.js';
 import { serve } from './serve.js';
 
@@ -28,10 +28,10 @@ export function envFlag(name: string, fallback: boolean): boolean {
   return raw === '1';
 }
 
-/** A comma-separated list; unset or empty gives the default. */
-function envList(name: string, fallback: readonly string[]): readonly string[] {
+/** A comma-separated list; unset gives the default, and so does empty unless `emptyIsNone`. */
+function envList(name: string, fallback: readonly string[], emptyIsNone = false): readonly string[] {
   const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || (raw === '' && !emptyIsNone)) return fallback;
   return raw
     .split(',')
     .map((item) => item.trim())
@@ -52,8 +52,10 @@ const ENV_OF_OPTION: Readonly<Record<string, string>> = { token: 'ADMIN_TOKEN', 
  */
 export async function runDemo(options: Pick<DemoOptions, 'store' | 'health' | 'logger'>): Promise<void> {
   const { store, logger = createDemoLogger() } = options;
-  const apiKeys = envList('API_KEYS', ['demo-key-1', 'demo-key-2']);
-  const paidApiKeys = envList('PAID_API_KEYS', ['demo-key-2']);
+  const apiKeys = envList('API_KEYS', DEFAULT_API_KEYS);
+  // Empty means no paid key. Unset, the default paid key only where it is an API key: a custom API_KEYS alone
+  // must start, and the default paid key is not in it.
+  const paidApiKeys = envList('PAID_API_KEYS', defaultPaidApiKeys(apiKeys), true);
   const unknownPaid = paidApiKeys.filter((key) => !apiKeys.includes(key));
   if (unknownPaid.length > 0)
     refuseToStart(`PAID_API_KEYS must be a subset of API_KEYS (${unknownPaid.length} of them are not)`);

@@ -6,8 +6,8 @@ import pino from 'pino';
 import { createDemoApp, type DemoOptions } from '../../src/server/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type ContractApp, listen } from '../contract/adapter-contract.js';
-import { ensureBuilt, launchDemo, MEMORY_DEMO } from '../harness/demo-process.js';
-import { waitForExit } from '../harness/redis-server.js';
+import { ensureBuilt, launchDemo, MEMORY_DEMO, waitForListening } from '../harness/demo-process.js';
+import { freePorts, signalChild, waitForExit } from '../harness/redis-server.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 const TOKEN = 'demo-admin-token-0123456789';
@@ -203,4 +203,55 @@ describe('demo: start-up refusals', () => {
       assert.doesNotMatch(demo.output(), /listening/);
     });
   }
+});
+
+describe('demo: API_KEYS and PAID_API_KEYS', () => {
+  /** The tier limit `/api/tiered` gives each key (100 paid, 10 free) in a demo started with `env`. */
+  async function tierLimits(env: Record<string, string>, keys: readonly string[]) {
+    ensureBuilt(MEMORY_DEMO);
+    const [port] = (await freePorts(1)) as [number];
+    const demo = launchDemo(MEMORY_DEMO, { ...env, PORT: String(port) });
+    try {
+      await waitForListening(demo, port);
+      const limits: Record<string, string | null> = {};
+      for (const key of keys) {
+        const response = await fetch(`http://127.0.0.1:${port}/api/tiered`, {
+          headers: { 'x-api-key': key },
+          signal: AbortSignal.timeout(5000),
+        });
+        assert.equal(response.status, 200);
+        limits[key] = response.headers.get('RateLimit-Limit');
+      }
+      return limits;
+    } finally {
+      signalChild(demo.child, 'SIGKILL');
+      await waitForExit(demo.child, 5_000);
+    }
+  }
+
+  it('a custom API_KEYS alone starts, with no paid key: the default one is not among them', async () => {
+    const limits = await tierLimits({ API_KEYS: 'alpha-key,beta-key' }, ['alpha-key', 'beta-key']);
+    assert.deepEqual(limits, { 'alpha-key': '10', 'beta-key': '10' });
+  });
+
+  it('a custom API_KEYS that holds the default paid key keeps it paid', async () => {
+    const limits = await tierLimits({ API_KEYS: 'alpha-key,demo-key-2' }, ['alpha-key', 'demo-key-2']);
+    assert.deepEqual(limits, { 'alpha-key': '10', 'demo-key-2': '100' });
+  });
+
+  it('PAID_API_KEYS chooses among API_KEYS, and empty means no paid key at all', async () => {
+    const chosen = { API_KEYS: 'alpha-key,beta-key', PAID_API_KEYS: 'beta-key' };
+    assert.deepEqual(await tierLimits(chosen, ['alpha-key', 'beta-key']), {
+      'alpha-key': '10',
+      'beta-key': '100',
+    });
+    assert.deepEqual(await tierLimits({ PAID_API_KEYS: '' }, ['demo-key-1', 'demo-key-2']), {
+      'demo-key-1': '10',
+      'demo-key-2': '10',
+    });
+    assert.deepEqual(await tierLimits({}, ['demo-key-1', 'demo-key-2']), {
+      'demo-key-1': '10',
+      'demo-key-2': '100',
+    });
+  });
 });
