@@ -1,6 +1,7 @@
 // RedisStore on a real Redis Cluster: contract, differential, slot safety, fan-out, scripts, exactness.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import {
   type AnyPolicy,
@@ -20,7 +21,14 @@ import { runStoreContract } from '../contract/store-contract.js';
 import { type RedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
 import { redisCall } from '../harness/redis-server.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
-import { CLUSTER_CLIENTS, idsByMaster, keysOf, openClusterStore } from './cluster-stores.js';
+import {
+  CLUSTER_CLIENTS,
+  FAST_FAILURE,
+  idsByMaster,
+  keysOf,
+  openClusterStore,
+  quietLogger,
+} from './cluster-stores.js';
 
 describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -262,6 +270,56 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
       });
     });
   }
+
+  describe('a master that refuses writes (out of memory, PING still answered)', () => {
+    it('only its slots take the fail mode, its breaker stays open while the others enforce, health() says so', async () => {
+      const fixture = await openClusterStore('ioredis, own connection', cluster, {
+        ...FAST_FAILURE,
+        reconnectCooldownMs: 50,
+        failOpen: false,
+        logger: quietLogger,
+      });
+      const { store } = fixture;
+      const limiter = createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store });
+      const ids = await idsByMaster(cluster, store, limiter, 'oom', 1);
+      const masters = await cluster.masters();
+      const victim = masters[0] as (typeof masters)[number];
+      const victimId = ids.get(`${victim.host}:${victim.port}`)?.[0] as string;
+      try {
+        await cluster.command(victim, 'CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        await cluster.command(victim, 'CONFIG', 'SET', 'maxmemory', '1');
+        const seen = new Map<string, [boolean, string | undefined][]>();
+        // Spread over several probe intervals: time for a breaker that flaps to flap.
+        for (let round = 0; round < 8; round++) {
+          for (const [, [id]] of ids) {
+            const d = await limiter.consume(id as string);
+            seen.set(id as string, [...(seen.get(id as string) ?? []), [d.allowed, d.degraded]]);
+          }
+          await sleep(25);
+        }
+        for (const [id, decisions] of seen) {
+          const expected =
+            id === victimId
+              ? Array.from({ length: 8 }, () => [false, 'fail-closed'])
+              : Array.from({ length: 8 }, (_, i) => [i < 3, undefined]);
+          assert.deepEqual(decisions, expected, id);
+        }
+        assert.equal(store.breakerOpen, true);
+        assert.equal(store.metrics.breakerTrips, 1, 'the breaker never closed in between');
+        assert.equal((await store.health()).ok, false);
+      } finally {
+        await cluster.command(victim, 'CONFIG', 'SET', 'maxmemory', '0');
+      }
+      try {
+        const deadline = Date.now() + 10_000;
+        while (store.breakerOpen && Date.now() < deadline) await sleep(20);
+        assert.equal(store.breakerOpen, false, 'closed once the master accepts writes again');
+        assert.deepEqual([(await limiter.consume(victimId)).degraded], [undefined]);
+      } finally {
+        await fixture.close();
+      }
+    });
+  });
 
   // The hot key lives on one master; every worker process discovers the cluster through its own client.
   runExactness('a cluster', async () => ({

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { createLimiter, type Decision, type Limiter, tokenBucket } from '../../src/index.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { startRedisServer } from '../harness/redis-server.js';
+import { freePorts, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
 /** Short budgets keep the suite fast; the margin absorbs a loaded 2-core CI machine, not a hang. */
@@ -173,6 +173,45 @@ describeWithRedis('when Redis is unavailable', () => {
     assert.equal(store.metrics.fallbackDecisions, 8);
     assert.equal(store.metrics.degradedAllowed, 5);
     assert.equal(store.metrics.degradedDenied, 3);
+  });
+
+  it('fallback: the error log names the memory fallback, and a degraded decision keeps the injected clock', async () => {
+    const lines: string[] = [];
+    const logger = { warn: () => {}, error: (message: unknown) => lines.push(String(message)) };
+    const nowMs = 1_900_000_000_000;
+    const { server, store } = await setup({ fallback: 'memory', logger, clock: () => nowMs });
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 0 }), store });
+    await server.kill('SIGKILL');
+    const decision = await limiter.consume('log');
+    assert.equal(decision.degraded, 'fallback');
+    assert.equal(decision.nowMs, nowMs);
+    assert.match(lines.join('\n'), /memory fallback/);
+    assert.doesNotMatch(lines.join('\n'), /failing open/);
+    const failOpen = await setup({ failOpen: true, clock: () => nowMs });
+    await failOpen.server.kill('SIGKILL');
+    const open = await createLimiter({
+      policy: tokenBucket({ capacity: 1, refillPerSecond: 1 }),
+      store: failOpen.store,
+    }).consume('x');
+    assert.deepEqual([open.degraded, open.nowMs], ['fail-open', nowMs]);
+  });
+
+  it('a cluster whose slot map is not known yet opens one breaker, not one per slot', async () => {
+    const ports = await freePorts(3);
+    const store = new RedisStore({
+      rootNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+      commandTimeoutMs: COMMAND_TIMEOUT_MS,
+      connectTimeoutMs: 200,
+      reconnectCooldownMs: COOLDOWN_MS,
+      breakerThreshold: 3,
+      logger: quiet,
+    });
+    cleanups.push(() => store.close());
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 5, refillPerSecond: 1 }), store });
+    // Twenty clients in twenty slots, three requests each: per slot, each would open a breaker of its own.
+    for (let round = 0; round < 3; round++)
+      for (let id = 0; id < 20; id++) assert.equal((await limiter.consume(`id-${id}`)).degraded, 'fail-open');
+    assert.equal(store.metrics.breakerTrips, 1);
   });
 
   for (const client of ['ioredis', 'node-redis']) {

@@ -11,14 +11,17 @@ export interface ScriptClient {
   del(key: string): Promise<unknown>;
   /** Answers from the node that owns `key` (a cluster routes it), or the only node. */
   exists(key: string): Promise<unknown>;
-  /** Names the node that owns `key` now, so a failure on one master is not blamed on the others. */
+  /**
+   * Names the node that owns `key` now, so a failure on one master is not blamed on the others; '' when that is not
+   * known (a single node, or a cluster whose slot map is not known yet: one breaker for all, not one per slot).
+   */
   shardOf(key: string): string;
   /** Every key matching `pattern`, across every master of a cluster. */
   scan(pattern: string): AsyncIterable<string>;
   /** Opens the connection if the client has not (an owned client starts closed). */
   connect(): Promise<void>;
-  /** Closes the connection; for owned clients only. */
-  close(): Promise<void>;
+  /** Closes the connection within `timeoutMs` (gracefully if it can, then by force); for owned clients only. */
+  close(timeoutMs: number): Promise<void>;
 }
 
 type Keys = string | string[];
@@ -61,6 +64,7 @@ export interface NodeRedisLike {
   connect(): Promise<unknown>;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
+  destroy?(): unknown;
   scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
   /** Cluster only. */
   readonly slots?: readonly ({ readonly master: { readonly address: string } } | undefined)[];
@@ -88,8 +92,7 @@ function ioredis(client: IoRedisLike): ScriptClient {
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
     del: (key) => client.del(key),
     exists: (key) => client.exists(key),
-    shardOf: (key) =>
-      isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? `slot ${clusterSlot(key)}`) : '',
+    shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? '') : ''),
     scan: (pattern) => {
       const nodes = isCluster ? (client.nodes?.('master') ?? []) : [client as IoRedisNode];
       return flatten(nodes.map((node) => node.scanStream({ match: pattern, count: SCAN_COUNT })));
@@ -99,8 +102,10 @@ function ioredis(client: IoRedisLike): ScriptClient {
       // A client created without lazyConnect is already on its way: wait for it (the store bounds the wait).
       else if (client.status === 'connecting' || client.status === 'connect') await ioredisReady(client);
     },
-    close: async () => {
-      await client.quit().catch(() => client.disconnect());
+    close: async (timeoutMs) => {
+      // QUIT waits for the server's answer: a hung server would hold it for ever, a down one fails it anyway.
+      if (client.status === 'ready' && (await settles(client.quit(), timeoutMs))) return;
+      client.disconnect();
     },
   };
 }
@@ -118,8 +123,7 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     eval: (script, keys, args) => client.eval(script, options(keys, args)),
     del: (key) => client.del(key),
     exists: (key) => client.exists(key),
-    shardOf: (key) =>
-      isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? `slot ${clusterSlot(key)}`) : '',
+    shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? '') : ''),
     scan: (pattern) => {
       const scanners: Promise<NodeRedisScanner>[] = isCluster
         ? (client.masters ?? []).map((master) =>
@@ -135,10 +139,31 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     connect: async () => {
       if (!client.isOpen) await client.connect();
     },
-    close: async () => {
-      if (client.isOpen) await (client.close?.() ?? client.quit?.());
+    close: async (timeoutMs) => {
+      if (!client.isOpen) return;
+      if (client.isReady && (await settles(client.close?.() ?? client.quit?.(), timeoutMs))) return;
+      client.destroy?.();
     },
   };
+}
+
+/** True when `promise` resolves within `timeoutMs`; false when it rejects or takes longer. Never rejects. */
+export async function settles(promise: Promise<unknown> | undefined, timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      (promise ?? Promise.resolve()).then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function ioredisReady(client: IoRedisLike): Promise<void> {

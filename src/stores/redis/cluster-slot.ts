@@ -9,13 +9,24 @@ for (let i = 0; i < 256; i++) {
 
 /** The slot Redis Cluster assigns to `key`: only the first non-empty `{...}` is hashed when there is one. */
 export function clusterSlot(key: string): number {
-  const open = key.indexOf('{');
-  if (open !== -1) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) key = key.slice(open + 1, close);
-  }
   let crc = 0;
-  for (const byte of Buffer.from(key))
+  for (const byte of Buffer.from(hashed(key)))
     crc = ((crc << 8) ^ (TABLE[((crc >> 8) ^ byte) & 0xff] as number)) & 0xffff;
   return crc % 16_384;
+}
+
+/**
+ * `<prefix>{<what key hashes>}`: a key of one's own on the node that owns `key`, for a probe of that node. Bucket
+ * keys hold no `}` outside their hash tag, so the braces here enclose exactly what `key` hashes.
+ */
+export function keyBeside(key: string, prefix: string): string {
+  return `${prefix}{${hashed(key)}}`;
+}
+
+/** The part of `key` that decides its slot. */
+function hashed(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
 }

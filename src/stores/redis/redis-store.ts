@@ -8,8 +8,8 @@ import { MemoryStore } from '../memory-store.js';
 import { checkRetentionCap } from '../retention.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
-import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
-import { clusterSlot } from './cluster-slot.js';
+import { adaptClient, type RedisClientLike, type ScriptClient, settles } from './client.js';
+import { clusterSlot, keyBeside } from './cluster-slot.js';
 import { DenyCache } from './deny-cache.js';
 import { constantArguments, SCRIPT, SCRIPT_SHA } from './script.js';
 
@@ -175,11 +175,15 @@ export class RedisStore implements Store {
   readonly #denials: DenyCache | undefined;
   #client: ScriptClient | undefined;
   #owned = false;
+  /** The connection being opened, shared by everyone who waits for it (each within a budget of their own). */
   #connecting: Promise<ScriptClient> | undefined;
+  /** Set once the client has been ready: from then on, decisions never wait for a reconnection. */
+  #connected = false;
   #lastLogAt = Number.NEGATIVE_INFINITY;
   #suppressed = 0;
+  /** Why the last failed call failed, for health(). */
+  #lastError = '';
   #closed = false;
-  #started = false;
 
   constructor(options: RedisStoreOptions = {}) {
     knownKeys('RedisStore', options, OPTIONS);
@@ -269,20 +273,38 @@ export class RedisStore implements Store {
     for await (const key of client.scan(pattern)) yield key.slice(this.keyPrefix.length);
   }
 
+  /** Forgets the given keys; rejects (`ERR_TOLLGATE_TIMEOUT`) when Redis has not done so within `commandTimeoutMs`. */
   async reset(keys: readonly string[]): Promise<void> {
     this.#fallback?.reset(keys);
     for (const key of keys) this.#denials?.delete(this.keyPrefix + key);
-    const client = await this.#ready();
-    // One DEL per key: a multi-key DEL would fail across cluster slots.
-    await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
+    await this.#withTimeout(
+      (async () => {
+        const client = await this.#ready();
+        // One DEL per key: a multi-key DEL would fail across cluster slots.
+        await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
+      })(),
+      this.#commandTimeoutMs,
+    );
   }
 
-  /** Reachability and round-trip time, bounded by `commandTimeoutMs`. */
+  /**
+   * Whether decisions can be made now, within `commandTimeoutMs`: not while a node's circuit breaker is open, and
+   * otherwise by the same kind of call a decision makes, one that writes. A Redis that answers PING but refuses
+   * writes (out of memory, a read-only replica, a failed snapshot) fails every decision, so it is reported as such.
+   */
   async health(): Promise<RedisHealth> {
+    const failing = [...this.#breakers].find(([, breaker]) => breaker.isOpen);
+    if (failing !== undefined) {
+      const where = failing[0] === '' ? 'Redis' : `Redis node ${failing[0]}`;
+      return {
+        ok: false,
+        error: `${where} is failing decisions: ${this.#lastError}`,
+        failOpen: this.failOpen,
+      };
+    }
     const started = performance.now();
     try {
-      const client = await this.#ready();
-      await this.#withTimeout(client.exists(`${this.keyPrefix}health`), this.#commandTimeoutMs);
+      await this.#withTimeout(this.#probe(`${this.keyPrefix}health`), this.#commandTimeoutMs);
       return {
         ok: true,
         latencyMs: Math.round((performance.now() - started) * 100) / 100,
@@ -293,12 +315,19 @@ export class RedisStore implements Store {
     }
   }
 
+  /**
+   * Stops probing and closes the store's own connection: QUIT within `commandTimeoutMs`, then by force, so a hung
+   * Redis cannot hold a shutdown. A connection still being opened is closed as soon as it exists.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const breaker of this.#breakers.values()) breaker.stop();
     this.#fallback?.close();
     const client = this.#client;
-    if (client !== undefined && this.#owned) await client.close();
+    if (client !== undefined && this.#owned) await client.close(this.#commandTimeoutMs);
+    // An opening under way sees the store closed and drops what it opened (see #open); an app-owned client's
+    // own connecting is not ours to wait for past the budget.
+    await settles(this.#connecting, this.#commandTimeoutMs);
   }
 
   #breakerFor(shard: string, probeKey: string): CircuitBreaker {
@@ -308,19 +337,19 @@ export class RedisStore implements Store {
       breaker = new CircuitBreaker({
         threshold: this.#breakerThreshold,
         probeIntervalMs: this.#probeIntervalMs,
-        // A read of a key on the failing node: routed like the decisions that failed, and costs nothing.
-        probe: async () => this.#withTimeout((await this.#ready()).exists(probeKey), this.#commandTimeoutMs),
+        // The writes a decision needs, on the failing node (a key in the failing decision's slot): a Redis that
+        // answers reads but refuses writes keeps the breaker open.
+        probe: () =>
+          this.#withTimeout(this.#probe(keyBeside(probeKey, this.keyPrefix)), this.#commandTimeoutMs),
         onOpen: () => {
           this.metrics.breakerTrips++;
           this.#logger.warn(
             `[tollgate] ${where} keeps failing: circuit breaker open, probing in the background`,
           );
         },
-        onClose: () => {
-          // Local counts say nothing about the shared state once Redis is back.
-          if (!this.breakerOpen) this.#fallback?.clear();
-          this.#logger.warn(`[tollgate] ${where} answers again: circuit breaker closed`);
-        },
+        // The memory fallback keeps its counts: should Redis fail again before they are at rest, a breaker that
+        // flaps must not hand every client fresh local quota each time it closes.
+        onClose: () => this.#logger.warn(`[tollgate] ${where} answers again: circuit breaker closed`),
       });
       this.#breakers.set(shard, breaker);
     }
@@ -331,7 +360,8 @@ export class RedisStore implements Store {
     let response: StoreResponse;
     if (this.#fallback === undefined) {
       const failOpen = request.failOpen ?? this.failOpen;
-      response = degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, Date.now());
+      const nowMs = this.#clock?.() ?? Date.now();
+      response = degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, nowMs);
     } else {
       this.metrics.fallbackDecisions++;
       const policies = this.#scaledPolicies(request.policies);
@@ -351,24 +381,44 @@ export class RedisStore implements Store {
     return scaled;
   }
 
-  async #ready(): Promise<ScriptClient> {
-    if (this.#closed) throw new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed');
-    this.#started = true;
+  /**
+   * The client once ready, waiting at most `budgetMs`. One opening is shared by every waiter and goes on past
+   * a waiter's budget (the client keeps retrying on its own), so waits that time out leave nothing behind.
+   */
+  #ready(budgetMs = this.#connectTimeoutMs): Promise<ScriptClient> {
+    if (this.#closed)
+      return Promise.reject(new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed'));
     const client = this.#client;
-    if (client?.isReady()) return client;
-    this.#connecting ??= this.#withTimeout(this.#open(), this.#connectTimeoutMs).finally(() => {
+    if (client?.isReady()) {
+      this.#connected = true;
+      return Promise.resolve(client);
+    }
+    this.#connecting ??= this.#open().finally(() => {
       this.#connecting = undefined;
     });
-    return this.#connecting;
+    return this.#withTimeout(this.#connecting, budgetMs);
   }
 
   async #open(): Promise<ScriptClient> {
     if (this.#client === undefined) {
-      this.#client = await createOwnedClient(this.#options, this.#connectTimeoutMs);
+      const client = await createOwnedClient(this.#options, this.#connectTimeoutMs);
+      // A close() during the import: the connection must never open.
+      if (this.#closed) throw new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed');
+      this.#client = client;
       this.#owned = true;
     }
     await this.#client.connect();
+    this.#connected = true;
     return this.#client;
+  }
+
+  /**
+   * A script call with no policies: the script reads the server's clock and writes and deletes `key` (see
+   * script.ts), so it fails exactly when decisions would, on the node that owns `key`.
+   */
+  async #probe(key: string): Promise<void> {
+    const client = await this.#ready(this.#commandTimeoutMs);
+    await this.#runScript(client, [key], ['', ...constantArguments([], this.#ttlMs, false)]);
   }
 
   async #runScript(client: ScriptClient, keys: string[], args: string[]): Promise<unknown> {
@@ -431,11 +481,10 @@ export class RedisStore implements Store {
   async #send(batch: Batch): Promise<void> {
     const { decisions, policies } = batch;
     try {
-      let client = this.#client;
-      // Only the first decisions wait for the first connection; later ones never queue behind a reconnect.
-      if (client === undefined || !this.#started || this.#connecting !== undefined)
-        client = await this.#ready();
-      if (!client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
+      // Only decisions made before the first connection wait for it (up to `connectTimeoutMs`); later ones never
+      // wait for a reconnection, whoever started it, so each stays within `commandTimeoutMs`.
+      const client = this.#connected ? this.#client : await this.#ready();
+      if (!client?.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
       const keys: string[] = [];
       const args = [batch.nowMs === undefined ? '' : String(batch.nowMs)];
       args.push(...this.#constantArguments(policies, batch.dryRun));
@@ -447,14 +496,20 @@ export class RedisStore implements Store {
       }
       const reply = await this.#withTimeout(this.#runScript(client, keys, args), this.#commandTimeoutMs);
       const responses = parseReply(reply, decisions.length, policies.length);
-      this.#breakers.get(batch.shard)?.success();
+      let failure: Error | undefined;
       for (let i = 0; i < decisions.length; i++) {
         const response = responses[i] as StoreResponse | Error;
-        if (response instanceof Error) this.#fail(decisions[i] as Pending, response);
-        else this.#answer(decisions[i] as Pending, response);
+        if (response instanceof Error) {
+          failure = response;
+          this.#degrade(decisions[i] as Pending);
+        } else this.#answer(decisions[i] as Pending, response);
       }
+      // One call, one count: a call is healthy only if every decision in it was made.
+      if (failure === undefined) this.#breakers.get(batch.shard)?.success();
+      else this.#callFailed(batch, failure);
     } catch (error) {
-      for (const pending of decisions) this.#fail(pending, error);
+      for (const pending of decisions) this.#degrade(pending);
+      this.#callFailed(batch, error);
     }
   }
 
@@ -467,11 +522,16 @@ export class RedisStore implements Store {
     resolve(response);
   }
 
-  #fail({ request, firstKey, shard, resolve }: Pending, error: unknown): void {
+  #degrade({ request, resolve }: Pending): void {
+    resolve(this.#degraded(request));
+  }
+
+  /** A failed script call counts once against its node's breaker, whatever number of decisions it carried. */
+  #callFailed(batch: Batch, error: unknown): void {
+    this.#lastError = (error as Error)?.message ?? String(error);
     this.#logFailure(error);
     // A closed store is not probed: its decisions keep the fail mode without reopening a breaker.
-    if (!this.#closed) this.#breakerFor(shard, firstKey).failure();
-    resolve(this.#degraded(request));
+    if (!this.#closed) this.#breakerFor(batch.shard, (batch.decisions[0] as Pending).firstKey).failure();
   }
 
   #constantArguments(policies: readonly AnyPolicy[], dryRun: boolean): readonly string[] {
@@ -516,8 +576,12 @@ export class RedisStore implements Store {
     const suppressed = this.#suppressed > 0 ? ` (${this.#suppressed} more since the last report)` : '';
     this.#lastLogAt = now;
     this.#suppressed = 0;
+    const mode =
+      this.#fallback === undefined
+        ? `failing ${this.failOpen ? 'open' : 'closed'} unless a limiter says otherwise`
+        : 'enforcing limits per process (memory fallback)';
     this.#logger.error(
-      `[tollgate] Redis unusable; failing ${this.failOpen ? 'open' : 'closed'}${suppressed}: ${(error as Error)?.message ?? error}`,
+      `[tollgate] Redis unusable; ${mode}${suppressed}: ${(error as Error)?.message ?? error}`,
     );
   }
 }

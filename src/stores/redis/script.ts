@@ -9,7 +9,8 @@ import type { AnyPolicy } from '../../policies/policy.js';
  * A batch: decisions of one limiter (same policies, same dry-run flag), each on its own keys.
  * KEYS: every decision's keys (one per policy), decision after decision.
  * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), '1' for a dry
- *       run, the number of policies, each policy's kind and its two arguments, then one cost per decision.
+ *       run, the number of policies, each policy's kind and its two arguments, then one cost per decision. With
+ *       no policies the call is a probe of the node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per decision: allowed, then per policy: allowed, remaining, resetMs, retryAfterMs }, where
  *        a single policy's decision is only its four figures; a decision that raised an error (a key of another
  *        type, say) has the message in its first place.
@@ -36,6 +37,14 @@ if not now then
   now = t[1] * 1000 + math.floor(t[2] / 1000)
 end
 local per = tonumber(ARGV[6])
+
+-- A probe (no policies): the clock and the writes a decision needs, on the node that owns KEYS[1], leaving nothing
+-- behind. It fails exactly when decisions would: out of memory, a read-only replica, a failed snapshot.
+if per == 0 then
+  redis.call('SET', KEYS[1], now, 'PX', 1000)
+  redis.call('DEL', KEYS[1])
+  return { now }
+end
 
 -- A key's TTL from its state's own time to rest, within the store's bounds (a greatest TTL of 0: none); -1 keeps
 -- a state that never rests for ever, since expiring it would mint the quota it records as spent.
