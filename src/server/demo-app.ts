@@ -1,7 +1,6 @@
 // The demo application: one route per walkthrough in the seed documents, each behind the limits it describes.
 import { randomBytes } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
-import pino from 'pino';
 import { type ExpressRateLimitOptions, rateLimit } from '../adapters/express.js';
 import { adminMiddleware } from '../admin/express.js';
 import { apiKeyId, apiKeyIdentity } from '../identity/api-key-identity.js';
@@ -14,6 +13,7 @@ import type { AnyPolicy } from '../policies/policy.js';
 import { slidingWindow } from '../policies/sliding-window.js';
 import { tokenBucket } from '../policies/token-bucket.js';
 import type { Store } from '../stores/store.js';
+import { createDemoLogger } from './demo-logger.js';
 import { type DemoLogger, requestLog } from './request-log.js';
 import { simulatorRouter } from './simulator.js';
 
@@ -21,7 +21,7 @@ export interface DemoOptions {
   readonly store: Store;
   /** Names the instance in every response, so two instances behind one Redis can be told apart. */
   readonly serverId?: string;
-  /** Default: pino to stdout. */
+  /** Default: pino to stdout (`createDemoLogger`). */
   readonly logger?: DemoLogger;
   /** Extra checks for `GET /health` (the Redis demo adds Redis reachability). */
   readonly health?: () => Promise<{ readonly ok: boolean; readonly [field: string]: unknown }>;
@@ -51,7 +51,7 @@ const UNLIMITED = new Set(['/api/public-data', '/api/simulate']);
 export const MAX_SLOW_MS = 5_000;
 
 export function createDemoApp(options: DemoOptions): Express {
-  const { store, serverId = 'primary', logger = pino() } = options;
+  const { store, serverId = 'primary', logger = createDemoLogger() } = options;
   const apiKeys = options.apiKeys ?? DEFAULT_API_KEYS;
   const paidIdentities = new Set((options.paidApiKeys ?? defaultPaidApiKeys(apiKeys)).map(apiKeyId));
   // Seed 002's rule: a recognised API key names the client; any other key counts as no key, i.e. the IP.

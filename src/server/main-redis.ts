@@ -1,6 +1,7 @@
 // `npm run start:redis`: the demo on RedisStore, so every instance pointed at one Redis spends from the same buckets.
 import { RedisStore } from '../stores/redis/index.js';
-import { createDemoLogger, envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
+import { createDemoLogger } from './demo-logger.js';
+import { envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
 
 const { REDIS_URL, REDIS_HOST, REDIS_PASSWORD, REDIS_CLUSTER_NODES } = process.env;
 const failOpen = envFlag('FAIL_OPEN', true);

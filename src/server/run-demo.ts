@@ -1,8 +1,7 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
-import pino from 'pino';
 import { TollgateError } from '../errors.js';
 import { createDemoApp, DEFAULT_API_KEYS, type DemoOptions, defaultPaidApiKeys } from './demo-app.js';
-import type { DemoLogger } from './request-log.js';
+import { createDemoLogger } from './demo-logger.js';
 import { serve } from './serve.js';
 
 /** Says why the demo cannot start and exits 1: a stack trace would bury a configuration mistake. */
@@ -36,11 +35,6 @@ function envList(name: string, fallback: readonly string[], emptyIsNone = false)
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
-}
-
-/** The demos' structured logs: JSON lines on stdout. */
-export function createDemoLogger(): DemoLogger {
-  return pino();
 }
 
 /** Which environment variable sets each option a demo can refuse. */

@@ -1,25 +1,55 @@
-// Listening and draining, shared by the demos: on SIGTERM/SIGINT stop accepting, give in-flight requests 10 s, close, exit 0.
+// Listening and draining, shared by the demos: on SIGTERM/SIGINT stop accepting, give in-flight requests 10 s and the close 2 s, and exit within 13 s whatever hangs.
 import type { RequestListener, Server } from 'node:http';
 import { createServer } from 'node:http';
+import { Worker } from 'node:worker_threads';
+import { writeStdoutLine } from './demo-logger.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly host?: string;
+  /** How long in-flight requests may run once a drain begins. Default 10 s. */
   readonly drainMs?: number;
+  /** How long `onClose` may take. Default 2 s. */
+  readonly closeMs?: number;
   /** Runs after the listener has drained: close stores and connections here. */
   readonly onClose?: () => Promise<void> | void;
+  /** Default: a line on stdout. A log call that throws is skipped. */
   readonly log?: (message: string) => void;
 }
 
+/** What the exit itself may take past the drain and the close before the backstop ends the process. */
+export const EXIT_MARGIN_MS = 1_000;
+/** How often a drain closes connections gone idle since it began: their requests are answered. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * The backstop runs in a thread of its own, because what hangs may be this one: a synchronous loop (a log
+ * destination retrying a write for ever inside `process.exit()`, say) would never let a timer of this thread
+ * fire. Only SIGKILL is sure to end a process whose main thread is stuck, so that is what it sends.
+ */
+const BACKSTOP = `
+const { workerData } = require('node:worker_threads');
+setTimeout(() => process.kill(workerData.pid, 'SIGKILL'), workerData.ms);
+`;
+
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<Server> {
-  const { port, host = '127.0.0.1', drainMs = 10_000, log = console.log } = options;
+  const { port, host = '127.0.0.1', drainMs = 10_000, closeMs = 2_000 } = options;
+  const log = options.log ?? ((message: string) => writeStdoutLine(`${message}\n`));
+  // Logging must never stop a drain.
+  const say = (message: string) => {
+    try {
+      log(message);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
   const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
   const address = server.address();
-  log(
+  say(
     `tollgate demo listening on http://${host}:${typeof address === 'object' && address ? address.port : port}`,
   );
 
@@ -27,18 +57,48 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
   const drain = async (signal: string) => {
     if (draining) return;
     draining = true;
-    log(`${signal}: draining (up to ${drainMs / 1000} s for in-flight requests)`);
+    // Started before anything that could hang; the exit terminates it.
+    new Worker(BACKSTOP, {
+      eval: true,
+      workerData: { pid: process.pid, ms: drainMs + closeMs + EXIT_MARGIN_MS },
+    }).unref();
+    say(`${signal}: draining (up to ${drainMs / 1000} s for in-flight requests)`);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Idle keep-alive sockets would otherwise hold the drain open for no request at all.
+    // Idle keep-alive connections, now or once their request is answered, would hold the drain for no request.
     server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
     const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
     await closed;
+    clearInterval(sweep);
     clearTimeout(deadline);
-    await options.onClose?.();
-    log('drained; bye');
-    process.exit(0);
+    const problem = await closeWithin(options.onClose, closeMs);
+    say(problem === undefined ? 'drained; bye' : `drained, but the close ${problem}; exiting 1`);
+    process.exit(problem === undefined ? 0 : 1);
   };
+  // drain never rejects: the close and every log call are contained.
   process.once('SIGTERM', () => void drain('SIGTERM'));
   process.once('SIGINT', () => void drain('SIGINT'));
   return server;
+}
+
+/** Runs `close`, resolving undefined when it finishes within `ms`, else what went wrong. Never rejects. */
+async function closeWithin(
+  close: (() => Promise<void> | void) | undefined,
+  ms: number,
+): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`took over ${ms} ms`), ms);
+  });
+  const done = Promise.resolve()
+    .then(() => close?.())
+    .then(
+      () => undefined,
+      (error: unknown) => `failed (${error instanceof Error ? error.message : String(error)})`,
+    );
+  try {
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
