@@ -8,7 +8,14 @@ import type { AnyPolicy } from './policies/policy.js';
 import { tokenBucket } from './policies/token-bucket.js';
 import type { Store } from './stores/store.js';
 import { type Tiers, tierSelector } from './tiers.js';
-import { knownKeys, nonNegativeInteger, oneOf, optionalFunction, positiveInteger } from './validate.js';
+import {
+  knownKeys,
+  loggerOption,
+  nonNegativeInteger,
+  oneOf,
+  optionalFunction,
+  positiveInteger,
+} from './validate.js';
 
 /**
  * What an identifier function returns. A falsy value means the request has no identity (a reset connection has
@@ -168,10 +175,7 @@ export function createGate<Req>(
   const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
   const shadow = options.shadow ?? false;
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
-  const logger = options.logger ?? console;
-  if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
-    throw configError('logger', 'must have warn() and error() methods');
-  }
+  const logger = loggerOption(options.logger, console);
 
   const check = async (req: Req): Promise<GateOutcome> => {
     try {

@@ -11,6 +11,17 @@ export function positiveInteger(option: string, value: unknown): number {
   return value;
 }
 
+/** The longest delay Node's timers honour; a longer one fires at once (with a warning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A positive whole number of milliseconds that a timer will wait for: beyond about 24.8 days one fires at once. */
+export function timerMs(option: string, value: unknown): number {
+  const ms = positiveInteger(option, value);
+  if (ms > MAX_TIMER_MS)
+    throw configError(option, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`, value);
+  return ms;
+}
+
 export function nonNegativeInteger(option: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw configError(option, 'must be a non-negative integer', value);
@@ -52,4 +63,15 @@ export function optionalClock(value: (() => number) | undefined): (() => number)
     throw configError('clock', 'must be a function returning epoch milliseconds', value);
   }
   return value;
+}
+
+/** A logger option: anything with `warn` and `error` (console, pino, winston); console when absent. */
+export function loggerOption<T extends { warn: unknown; error: unknown }>(
+  value: T | undefined,
+  fallback: T,
+): T {
+  const logger = value ?? fallback;
+  if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function')
+    throw configError('logger', 'must have warn() and error() methods');
+  return logger;
 }

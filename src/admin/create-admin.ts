@@ -10,7 +10,7 @@ import { createLimiter, type Limiter } from '../limiter.js';
 import { fixedWindow } from '../policies/fixed-window.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
-import { knownKeys, optionalFunction, positiveInteger } from '../validate.js';
+import { knownKeys, loggerOption, optionalFunction, positiveInteger } from '../validate.js';
 import { type AdminRoute, adminRoute, DEFAULT_ADMIN_BASE_PATH, normalizedPath } from './admin-path.js';
 import { bearerTokenCheck } from './bearer-token.js';
 import { collectStats } from './stats.js';
@@ -86,7 +86,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   // Requests are matched by their normalised path, which a base path in another spelling would never equal.
   if (typeof basePath !== 'string' || basePath === '/' || normalizedPath(basePath) !== basePath)
     throw configError('basePath', 'must be a normalised path such as "/api/admin"', basePath);
-  const logger = options.logger ?? console;
+  const logger = loggerOption(options.logger, console);
   // Its own in-process store: the throttle must hold even when the shared store is down, and its buckets have
   // no business in the stats.
   const failures = createLimiter({

@@ -53,8 +53,21 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   const capacity = nonNegativeInteger('capacity', options.capacity ?? requestsPerMinute);
   // 1e-9 absorbs float noise such as 1e6 / 0.1 = 10000000.000000002, which must stay 10 s, not 10 s + 1 µs.
   const interval = perSecond === 0 ? 0 : Math.ceil(1_000_000 / perSecond - 1e-9);
-  if (interval > 0 && Math.max(capacity, 1) * interval > MAX_EXACT / 4) {
-    throw configError('capacity', 'times the refill interval must stay below 2^51 microseconds');
+  // The time to refill from empty must stay exact in both engines: below 2^51 µs, about 71 years.
+  if (interval > MAX_EXACT / 4) {
+    const option = requestsPerMinute === undefined ? 'refillPerSecond' : 'requestsPerMinute';
+    throw configError(
+      option,
+      'must be 0 (never refills) or at least one token per 2^51 microseconds (about 71 years)',
+      requestsPerMinute ?? perSecond,
+    );
+  }
+  if (capacity * interval > MAX_EXACT / 4) {
+    throw configError(
+      'capacity',
+      'times the refill interval must stay below 2^51 microseconds (about 71 years)',
+      capacity,
+    );
   }
   const name = policyName(options, 'token-bucket');
   const windowMs = ceilDiv(capacity * interval, 1000);

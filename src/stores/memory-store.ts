@@ -4,7 +4,7 @@ import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
-import { knownKeys, optionalClock, positiveInteger } from '../validate.js';
+import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.js';
 import { BucketPool } from './bucket-pool.js';
 import { checkRetentionCap } from './retention.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
@@ -85,7 +85,10 @@ export class MemoryStore implements Store {
       options.inactiveAfterMs === undefined
         ? undefined
         : parseDuration('inactiveAfterMs', options.inactiveAfterMs);
-    const cleanupIntervalMs = parseDuration('cleanupIntervalMs', options.cleanupIntervalMs ?? 600_000);
+    const cleanupIntervalMs = timerMs(
+      'cleanupIntervalMs',
+      parseDuration('cleanupIntervalMs', options.cleanupIntervalMs ?? 600_000),
+    );
     this.#clock = optionalClock(options.clock) ?? Date.now;
     if (options.autoCleanup !== undefined && typeof options.autoCleanup !== 'boolean') {
       throw configError('autoCleanup', 'must be a boolean', options.autoCleanup);

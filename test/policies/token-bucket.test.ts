@@ -146,7 +146,13 @@ describe('tokenBucket: validation at construction', () => {
 
   it('refuses rates finer than the engine represents, and vanishing ones', () => {
     throwsConfig(() => tokenBucket({ capacity: 1, refillPerSecond: 5e6 }), 'refillPerSecond');
-    throwsConfig(() => tokenBucket({ capacity: 0, refillPerSecond: 5e-324 }), 'capacity');
+    // A vanishing rate is the rate's fault, whatever the capacity: it is named, not `capacity`.
+    for (const refillPerSecond of [5e-324, 1e-300, 4e-10]) {
+      throwsConfig(() => tokenBucket({ capacity: 0, refillPerSecond }), 'refillPerSecond');
+      throwsConfig(() => tokenBucket({ capacity: 5, refillPerSecond }), 'refillPerSecond');
+    }
+    throwsConfig(() => tokenBucket({ requestsPerMinute: 1e-300, capacity: 5 }), 'requestsPerMinute');
+    assert.equal(tokenBucket({ capacity: 1, refillPerSecond: 5e-10 }).limit, 1, 'one token per ~63 years');
   });
 
   const bad = (value: unknown) => value as number;

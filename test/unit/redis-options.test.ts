@@ -39,3 +39,72 @@ describe('RedisStore maxTtlSeconds', () => {
     new RedisStore({ maxTtlSeconds: 30, minTtlSeconds: 30 });
   });
 });
+
+describe('RedisStore connection options are checked at construction', () => {
+  const bad = (value: unknown) => value as never;
+
+  it('refuses a malformed db, port, host, username, password, socket or logger, naming it', () => {
+    for (const db of [bad('x'), -1, 1.5, Number.NaN, 2 ** 31])
+      throwsConfig(() => new RedisStore({ db }), 'db');
+    for (const port of [0, 65_536, 1.5, bad('6379'), Number.NaN])
+      throwsConfig(() => new RedisStore({ port }), 'port');
+    for (const host of ['', ' ', 'a b', 'h/1', '$', 'h:1', bad(5)])
+      throwsConfig(() => new RedisStore({ host }), 'host');
+    throwsConfig(() => new RedisStore({ username: bad(5) }), 'username');
+    throwsConfig(() => new RedisStore({ password: bad(['p']) }), 'password');
+    throwsConfig(() => new RedisStore({ username: 'app' }), 'username');
+    new RedisStore({ username: 'app', password: 'secret' });
+    new RedisStore({ url: 'redis://app:secret@h:1', username: 'other' });
+    for (const socket of [bad('tls'), bad([]), bad(null)])
+      throwsConfig(() => new RedisStore({ socket }), 'socket');
+    throwsConfig(() => new RedisStore({ logger: bad({}) }), 'logger');
+  });
+
+  it('refuses a timer longer than Node waits (it would fire at once): 2^31 ms and more', () => {
+    for (const option of ['commandTimeoutMs', 'connectTimeoutMs', 'reconnectCooldownMs'] as const) {
+      throwsConfig(() => new RedisStore({ [option]: 2 ** 31 }), option);
+      new RedisStore({ [option]: 2 ** 31 - 1 });
+    }
+  });
+
+  it('refuses a socket option that would undo what the store sets (no offline queue, its retry pace)', () => {
+    for (const key of ['enableOfflineQueue', 'retryStrategy', 'db', 'host', 'connectTimeout'])
+      throwsConfig(() => new RedisStore({ socket: { [key]: true } }), 'socket');
+    new RedisStore({ socket: { tls: {}, keepAlive: 1000 } });
+  });
+
+  it('refuses a url that is not redis:// or rediss://, without echoing its password', () => {
+    for (const url of ['x', 'http://h:6379', 'redis://', 'redis://h:6379/x', 'redis://h/1?a=1', bad(6379)])
+      throwsConfig(() => new RedisStore({ url }), 'url');
+    assert.throws(
+      () => new RedisStore({ url: 'redis://:s3cret@h:6379/zero' }),
+      (error: Error) => !error.message.includes('s3cret'),
+    );
+    new RedisStore({ url: 'rediss://user:pass@h.example:6380/2' });
+  });
+
+  it('refuses url together with host or port, and a db the url contradicts, instead of picking one', () => {
+    throwsConfig(() => new RedisStore({ url: 'redis://h:6379', host: 'other' }), 'host');
+    throwsConfig(() => new RedisStore({ url: 'redis://h:6379', port: 6380 }), 'port');
+    throwsConfig(() => new RedisStore({ url: 'redis://h:6379/3', db: 4 }), 'db');
+    new RedisStore({ url: 'redis://h:6379/3', db: 3 });
+  });
+
+  it('refuses malformed cluster nodes, and credentials that differ between them', () => {
+    const nodes = [
+      [{ url: 'http://h:1' }],
+      [{ host: 'h' }],
+      [{ host: 'h', port: 0 }],
+      [{ url: 'redis://h:1', host: 'h' }],
+      [{ url: 'redis://h:1/2' }],
+      [{ url: 'redis://:a@h:1' }, { url: 'redis://:b@h:2' }],
+      [],
+      [null],
+    ];
+    for (const rootNodes of nodes)
+      throwsConfig(() => new RedisStore({ rootNodes: bad(rootNodes) }), 'rootNodes');
+    new RedisStore({
+      rootNodes: [{ url: 'redis://:a@h:1' }, { url: 'redis://:a@h:2' }, { host: 'h', port: 3 }],
+    });
+  });
+});

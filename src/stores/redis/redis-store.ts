@@ -3,30 +3,34 @@ import { configError, TollgateError } from '../../errors.js';
 import type { Logger } from '../../gate.js';
 import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
-import { knownKeys, nonNegativeInteger, oneOf, optionalClock, positiveInteger } from '../../validate.js';
+import {
+  knownKeys,
+  loggerOption,
+  nonNegativeInteger,
+  oneOf,
+  optionalClock,
+  positiveInteger,
+  timerMs,
+} from '../../validate.js';
 import { MemoryStore } from '../memory-store.js';
 import { checkRetentionCap } from '../retention.js';
 import { degradedResponse, type Store, type StoreRequest, type StoreResponse } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { adaptClient, type RedisClientLike, type ScriptClient, settles } from './client.js';
 import { clusterSlot, keyBeside } from './cluster-slot.js';
+import {
+  CONNECTION_OPTIONS,
+  type ConnectionOptions,
+  checkConnectionOptions,
+  openOwnedClient,
+  type RootNode,
+} from './connection.js';
 import { DenyCache } from './deny-cache.js';
 import { constantArguments, SCRIPT, SCRIPT_SHA } from './script.js';
 
-export interface RedisStoreOptions {
+export interface RedisStoreOptions extends ConnectionOptions {
   /** A client the application already owns (ioredis or node-redis); the store never closes it. */
   readonly client?: RedisClientLike;
-  /** Where to connect when no client is given; `url` wins over host/port. Default 127.0.0.1:6379. */
-  readonly url?: string;
-  readonly host?: string;
-  readonly port?: number;
-  readonly username?: string;
-  readonly password?: string;
-  readonly db?: number;
-  /** Merged into the connection options (TLS and the like). */
-  readonly socket?: Readonly<Record<string, unknown>>;
-  /** Redis Cluster: the nodes to discover the cluster from. Switches the store's own connection to cluster mode. */
-  readonly rootNodes?: readonly RootNode[];
   /** Key namespace. Default 'ratelimit:'. */
   readonly keyPrefix?: string;
   /** Least TTL of a key. Default 60. */
@@ -69,7 +73,7 @@ export interface RedisStoreOptions {
   readonly clock?: () => number;
 }
 
-export type RootNode = { readonly url: string } | { readonly host: string; readonly port: number };
+export type { RootNode };
 
 export interface RedisStoreMetrics {
   decisions: number;
@@ -100,18 +104,6 @@ export interface RedisHealth {
  * batches of 24 to 48 gave 54k-59k token-bucket decisions/s and unbounded ones 36k (one call per decision: 29k).
  */
 const MAX_BATCH = 32;
-
-/** The options that describe a connection of the store's own: with an app-owned `client`, none applies. */
-const CONNECTION_OPTIONS = [
-  'url',
-  'host',
-  'port',
-  'username',
-  'password',
-  'db',
-  'socket',
-  'rootNodes',
-] as const;
 
 const OPTIONS = [
   'client',
@@ -203,14 +195,14 @@ export class RedisStore implements Store {
     this.#ttlMs = [min * 1000, (max ?? 0) * 1000, pad * 1000];
     this.failOpen = options.failOpen ?? true;
     if (typeof this.failOpen !== 'boolean') throw configError('failOpen', 'must be a boolean', this.failOpen);
-    this.#commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 250);
-    this.#connectTimeoutMs = positiveInteger('connectTimeoutMs', options.connectTimeoutMs ?? 1000);
+    this.#commandTimeoutMs = timerMs('commandTimeoutMs', options.commandTimeoutMs ?? 250);
+    this.#connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 1000);
     this.#degradedRetryAfterMs = positiveInteger(
       'degradedRetryAfterMs',
       options.degradedRetryAfterMs ?? 1000,
     );
     this.#logIntervalMs = nonNegativeInteger('logIntervalMs', options.logIntervalMs ?? 5000);
-    this.#logger = options.logger ?? console;
+    this.#logger = loggerOption(options.logger, console);
     const fallback = oneOf('fallback', options.fallback ?? 'none', ['none', 'memory'] as const);
     this.#fallbackShare = options.fallbackShare ?? 1;
     if (typeof this.#fallbackShare !== 'number' || !(this.#fallbackShare > 0 && this.#fallbackShare <= 1)) {
@@ -223,9 +215,9 @@ export class RedisStore implements Store {
     // With an injected clock the cache must age on the same clock as the decisions it remembers.
     this.#denials = denyCacheSize === 0 ? undefined : new DenyCache(denyCacheSize, this.#clock);
     this.#breakerThreshold = positiveInteger('breakerThreshold', options.breakerThreshold ?? 3);
-    this.#probeIntervalMs = positiveInteger('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
+    this.#probeIntervalMs = timerMs('reconnectCooldownMs', options.reconnectCooldownMs ?? 1000);
 
-    if (options.rootNodes !== undefined) validateClusterOptions(options);
+    checkConnectionOptions(options);
     if (options.client !== undefined) {
       for (const own of CONNECTION_OPTIONS) {
         if (options[own] !== undefined)
@@ -401,7 +393,10 @@ export class RedisStore implements Store {
 
   async #open(): Promise<ScriptClient> {
     if (this.#client === undefined) {
-      const client = await createOwnedClient(this.#options, this.#connectTimeoutMs);
+      const client = await openOwnedClient(this.#options, {
+        connectTimeoutMs: this.#connectTimeoutMs,
+        cooldownMs: this.#probeIntervalMs,
+      });
       // A close() during the import: the connection must never open.
       if (this.#closed) throw new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed');
       this.#client = client;
@@ -648,82 +643,4 @@ interface Pending {
   readonly firstKey: string;
   readonly shard: string;
   readonly resolve: (response: StoreResponse) => void;
-}
-
-/**
- * The store's own connection uses ioredis: see docs/architecture.md for the measurement behind the choice.
- * No offline queue (commands fail at once while disconnected) and one reconnection attempt per cooldown.
- */
-async function createOwnedClient(
-  options: RedisStoreOptions,
-  connectTimeoutMs: number,
-): Promise<ScriptClient> {
-  const { Redis, Cluster } = await import('ioredis').catch((cause: unknown) => {
-    throw new TollgateError(
-      'ERR_TOLLGATE_CONFIG',
-      'RedisStore needs the `ioredis` package (npm install ioredis), or pass `client`',
-      { cause },
-    );
-  });
-  const cooldown = options.reconnectCooldownMs ?? 1000;
-  const connection = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: connectTimeoutMs,
-    ...(options.username === undefined ? {} : { username: options.username }),
-    ...(options.password === undefined ? {} : { password: options.password }),
-    ...options.socket,
-  };
-  let client: InstanceType<typeof Redis> | InstanceType<typeof Cluster>;
-  if (options.rootNodes !== undefined) {
-    client = new Cluster(options.rootNodes.map(rootNode), {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      clusterRetryStrategy: () => cooldown,
-      slotsRefreshTimeout: connectTimeoutMs,
-      redisOptions: connection,
-    });
-  } else {
-    const single = {
-      ...connection,
-      lazyConnect: true,
-      retryStrategy: () => cooldown,
-      ...(options.db === undefined ? {} : { db: options.db }),
-    };
-    client =
-      options.url === undefined
-        ? new Redis({ host: options.host ?? '127.0.0.1', port: options.port ?? 6379, ...single })
-        : new Redis(options.url, single);
-  }
-  // Errors surface through the decisions that hit them; an unhandled 'error' event would crash the process.
-  client.on('error', () => {});
-  return adaptClient(client);
-}
-
-function rootNode(node: RootNode): { host: string; port: number } {
-  if ('url' in node) {
-    const url = new URL(node.url);
-    return { host: url.hostname, port: Number(url.port || 6379) };
-  }
-  return { host: node.host, port: node.port };
-}
-
-function validateClusterOptions(options: RedisStoreOptions): void {
-  const { rootNodes } = options;
-  if (!Array.isArray(rootNodes) || rootNodes.length === 0) {
-    throw configError('rootNodes', 'must be a non-empty array of { url } or { host, port }', rootNodes);
-  }
-  for (const node of rootNodes as unknown[]) {
-    const candidate = node as Partial<{ url: unknown; host: unknown; port: unknown }> | null;
-    const valid =
-      typeof candidate?.url === 'string' ||
-      (typeof candidate?.host === 'string' && Number.isInteger(candidate.port));
-    if (!valid) throw configError('rootNodes', 'entries must be { url } or { host, port }', node);
-  }
-  if (options.db !== undefined) {
-    throw configError('db', 'is not supported in cluster mode (Redis Cluster is always db 0)', options.db);
-  }
-  for (const single of ['url', 'host', 'port'] as const) {
-    if (options[single] !== undefined) throw configError(single, 'cannot be combined with `rootNodes`');
-  }
 }

@@ -1,0 +1,264 @@
+// The store's own connection: its options checked at construction, and the ioredis client they describe.
+import { isIPv6 } from 'node:net';
+import { configError, TollgateError } from '../../errors.js';
+import { adaptClient, type ScriptClient } from './client.js';
+
+export type RootNode = { readonly url: string } | { readonly host: string; readonly port: number };
+
+export interface ConnectionOptions {
+  /** Where to connect when no client is given: `redis://` or `rediss://`; excludes `host` and `port`. */
+  readonly url?: string;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 6379. */
+  readonly port?: number;
+  /** Used unless the URL carries credentials. */
+  readonly username?: string;
+  readonly password?: string;
+  /** Database index, checked against the server when it connects. Not in cluster mode. */
+  readonly db?: number;
+  /** Merged into the ioredis connection options (TLS and the like); what the store sets itself is refused. */
+  readonly socket?: Readonly<Record<string, unknown>>;
+  /** Redis Cluster: the nodes to discover the cluster from. Switches the store's own connection to cluster mode. */
+  readonly rootNodes?: readonly RootNode[];
+}
+
+/** The options that describe a connection of the store's own: with an app-owned `client`, none applies. */
+export const CONNECTION_OPTIONS = [
+  'url',
+  'host',
+  'port',
+  'username',
+  'password',
+  'db',
+  'socket',
+  'rootNodes',
+] as const;
+
+/** What the store decides about its own connection; `socket` may not override it. */
+const OWN_SOCKET_KEYS = [
+  'host',
+  'port',
+  'path',
+  'db',
+  'username',
+  'password',
+  'lazyConnect',
+  'enableOfflineQueue',
+  'maxRetriesPerRequest',
+  'retryStrategy',
+  'connectTimeout',
+];
+
+/** The largest database index Redis accepts (`databases` is a C int). */
+const MAX_DB = 2 ** 31 - 1;
+
+interface Address {
+  readonly host: string;
+  readonly port: number;
+  readonly db?: number;
+  readonly username?: string;
+  readonly password?: string;
+  readonly tls: boolean;
+}
+
+/**
+ * Throws a configuration error naming the first option that could not describe a working connection, so that a
+ * mistake surfaces at construction instead of as a connection that fails for ever (or, for `db: 'x'`, an
+ * unhandled error that ends the process).
+ */
+export function checkConnectionOptions(options: ConnectionOptions): void {
+  const { url, host, port, username, password, db, socket, rootNodes } = options;
+  if (url !== undefined) {
+    const address = parseUrl('url', url);
+    for (const named of ['host', 'port'] as const) {
+      if (options[named] !== undefined)
+        throw configError(named, 'cannot be combined with `url` (the URL names the host and port)');
+    }
+    if (db !== undefined && address.db !== undefined && db !== address.db)
+      throw configError('db', `differs from the database the \`url\` names (${address.db})`, db);
+  }
+  if (host !== undefined) hostName('host', host);
+  if (port !== undefined) portNumber('port', port);
+  for (const [name, value] of [
+    ['username', username],
+    ['password', password],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'string') throw configError(name, 'must be a string');
+  }
+  if (username !== undefined && password === undefined && !hasPassword(url))
+    throw configError('username', 'needs a `password` (Redis authenticates the pair)');
+  if (db !== undefined && (typeof db !== 'number' || !Number.isInteger(db) || db < 0 || db > MAX_DB))
+    throw configError('db', 'must be a database index (a non-negative integer)', db);
+  if (socket !== undefined) {
+    if (typeof socket !== 'object' || socket === null || Array.isArray(socket))
+      throw configError(
+        'socket',
+        'must be an object of ioredis connection options (TLS and the like)',
+        socket,
+      );
+    const own = OWN_SOCKET_KEYS.find((key) => key in socket);
+    if (own !== undefined)
+      throw configError('socket', `may not set \`${own}\`: the store sets it (see its own options)`);
+  }
+  if (rootNodes !== undefined) checkCluster(options);
+}
+
+function checkCluster(options: ConnectionOptions): void {
+  const { rootNodes } = options;
+  if (!Array.isArray(rootNodes) || rootNodes.length === 0)
+    throw configError('rootNodes', 'must be a non-empty array of { url } or { host, port }', rootNodes);
+  const addresses = rootNodes.map(nodeAddress);
+  const agree = (field: 'username' | 'password' | 'tls') =>
+    new Set(addresses.filter((a) => a.password !== undefined || a.tls).map((a) => a[field])).size <= 1;
+  if (!agree('username') || !agree('password') || !agree('tls'))
+    throw configError(
+      'rootNodes',
+      'URLs must all carry the same credentials and scheme (one cluster, one login)',
+    );
+  if (options.db !== undefined)
+    throw configError('db', 'is not supported in cluster mode (Redis Cluster is always db 0)', options.db);
+  for (const single of ['url', 'host', 'port'] as const) {
+    if (options[single] !== undefined) throw configError(single, 'cannot be combined with `rootNodes`');
+  }
+}
+
+function nodeAddress(node: unknown): Address {
+  const entry = node as Partial<{ url: unknown; host: unknown; port: unknown }> | null;
+  if (typeof entry !== 'object' || entry === null)
+    throw configError('rootNodes', 'entries must be { url } or { host, port }', node);
+  const keys = Object.keys(entry).sort().join(',');
+  if (keys === 'url') {
+    const address = parseUrl('rootNodes', entry.url);
+    if (address.db !== undefined && address.db !== 0)
+      throw configError('rootNodes', 'URLs may not name a database (Redis Cluster is always db 0)');
+    return address;
+  }
+  if (keys !== 'host,port') throw configError('rootNodes', 'entries must be { url } or { host, port }');
+  return { host: hostName('rootNodes', entry.host), port: portNumber('rootNodes', entry.port), tls: false };
+}
+
+/** A redis:// or rediss:// URL; its password never appears in an error message. */
+function parseUrl(option: string, value: unknown): Address {
+  const form = 'must be a redis:// or rediss:// URL such as redis://[[user]:password@]host[:port][/db]';
+  if (typeof value !== 'string') throw configError(option, form, value);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw configError(option, form);
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || url.search !== '')
+    throw configError(option, form);
+  const path = url.pathname.replace(/^\//, '');
+  if (path !== '' && !/^\d{1,10}$/.test(path)) throw configError(option, `${form}, where db is a number`);
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port === '' ? 6379 : Number(url.port),
+    ...(path === '' ? {} : { db: Number(path) }),
+    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    tls: url.protocol === 'rediss:',
+  };
+}
+
+function hasPassword(url: string | undefined): boolean {
+  return url !== undefined && parseUrl('url', url).password !== undefined;
+}
+
+function defined<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+function hostName(option: string, value: unknown): string {
+  if (typeof value !== 'string' || !(/^[A-Za-z0-9._-]+$/.test(value) || isIPv6(value)))
+    throw configError(option, 'must be a host name or IP address', value);
+  return value;
+}
+
+function portNumber(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65_535)
+    throw configError(option, 'must be a port number from 1 to 65535', value);
+  return value;
+}
+
+/**
+ * The store's own ioredis connection (see docs/architecture.md for the measurement behind the choice): no offline
+ * queue (commands fail at once while disconnected), one reconnection attempt per cooldown, and a database index
+ * the server is known to have.
+ */
+export async function openOwnedClient(
+  options: ConnectionOptions,
+  { connectTimeoutMs, cooldownMs }: { readonly connectTimeoutMs: number; readonly cooldownMs: number },
+): Promise<ScriptClient> {
+  const { Redis, Cluster } = await import('ioredis').catch((cause: unknown) => {
+    throw new TollgateError(
+      'ERR_TOLLGATE_CONFIG',
+      'RedisStore needs the `ioredis` package (npm install ioredis), or pass `client`',
+      { cause },
+    );
+  });
+  // Credentials a URL carries win over the `username` and `password` options, as for ioredis itself.
+  const connection = (address?: Address) => ({
+    ...(address?.tls ? { tls: {} } : {}),
+    ...options.socket,
+    ...defined('username', address?.username ?? options.username),
+    ...defined('password', address?.password ?? options.password),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: connectTimeoutMs,
+  });
+  if (options.rootNodes !== undefined) {
+    const nodes = options.rootNodes.map(nodeAddress);
+    const client = new Cluster(
+      nodes.map(({ host, port }) => ({ host, port })),
+      {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: () => cooldownMs,
+        slotsRefreshTimeout: connectTimeoutMs,
+        // Credentials and TLS from the node URLs (checked to agree), else from the options.
+        redisOptions: connection(nodes.find((node) => node.password !== undefined || node.tls)),
+      },
+    );
+    // Errors surface through the decisions that hit them; an unhandled 'error' event would end the process.
+    client.on('error', () => {});
+    return adaptClient(client);
+  }
+  const address: Address =
+    options.url === undefined
+      ? { host: options.host ?? '127.0.0.1', port: options.port ?? 6379, tls: false }
+      : parseUrl('url', options.url);
+  const db = options.db ?? address.db;
+  const client = new Redis({
+    ...connection(address),
+    host: address.host,
+    port: address.port,
+    ...(db === undefined ? {} : { db }),
+    lazyConnect: true,
+    retryStrategy: () => cooldownMs,
+  });
+  client.on('error', () => {});
+  const adapted = adaptClient(client);
+  if (db === undefined || db === 0) return adapted;
+  // ioredis selects the database when it connects, but an index the server lacks only emits an error and leaves the
+  // connection on database 0: limits would be kept where nobody looks. So it is checked once, and never trusted
+  // before that.
+  let checked = false;
+  return {
+    ...adapted,
+    isReady: () => checked && adapted.isReady(),
+    connect: async () => {
+      await adapted.connect();
+      if (checked) return;
+      try {
+        await client.select(db);
+      } catch (error) {
+        if (!/DB index/i.test((error as Error).message)) throw error;
+        client.disconnect();
+        throw configError('db', `is not a database of this Redis server (${(error as Error).message})`, db);
+      }
+      checked = true;
+    },
+  };
+}
