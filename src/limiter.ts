@@ -3,6 +3,7 @@ import { type Decision, toDecision } from './decision.js';
 import { configError, TollgateError } from './errors.js';
 import { bucketKeys, defaultScope, encodeIdentifier, validateScope } from './key.js';
 import type { AnyPolicy } from './policies/policy.js';
+import { warnOnSharedDefaultScope } from './shared-scope.js';
 import { sharedMemoryStore } from './stores/memory-store.js';
 import { isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
 import { knownKeys, positiveInteger } from './validate.js';
@@ -49,6 +50,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
   store.checkPolicies?.(policies);
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);
+  if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
   const defaultCost = positiveInteger('cost', options.cost ?? 1);
   const failOpen = options.failOpen;
   if (failOpen !== undefined && typeof failOpen !== 'boolean')

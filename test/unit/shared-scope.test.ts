@@ -1,0 +1,50 @@
+// Two limiters with equal policies and no scope share buckets: said once, at wire-up, naming where each was made.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { createLimiter, fixedWindow, MemoryStore } from '../../src/index.js';
+
+/** The warnings emitted while `fn` runs (process warnings are delivered on a later tick). */
+async function warningsDuring(fn: () => void): Promise<Error[]> {
+  const seen: Error[] = [];
+  const listen = (warning: Error) => seen.push(warning);
+  process.on('warning', listen);
+  try {
+    fn();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', listen);
+  }
+  return seen.filter((w) => (w as Error & { code?: string }).code === 'TOLLGATE_SHARED_SCOPE');
+}
+
+it('warns once when two limiters on one store share a default scope, naming both creation sites', async () => {
+  const store = new MemoryStore({ autoCleanup: false });
+  const policy = () => fixedWindow({ limit: 5, windowMs: '1m' });
+  const warnings = await warningsDuring(() => {
+    const first = createLimiter({ policy: policy(), store });
+    const second = createLimiter({ policy: policy(), store });
+    createLimiter({ policy: policy(), store });
+    assert.equal(first.scope, second.scope);
+  });
+  assert.equal(warnings.length, 1);
+  const [warning] = warnings as [Error];
+  assert.equal(warning.name, 'TollgateWarning');
+  assert.match(warning.message, /same policies \(fixed-window 5\) and no `scope`/);
+  // Both lines of this file: where the first and the second limiter were created.
+  assert.equal(warning.message.match(/shared-scope\.test\.ts:\d+:\d+/g)?.length, 2);
+});
+
+it('says nothing for explicit scopes, other stores, or other policies', async () => {
+  const store = new MemoryStore({ autoCleanup: false });
+  const warnings = await warningsDuring(() => {
+    createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store, scope: 'a' });
+    createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store, scope: 'a' });
+    createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store });
+    createLimiter({
+      policy: fixedWindow({ limit: 7, windowMs: '1m' }),
+      store: new MemoryStore({ autoCleanup: false }),
+    });
+    createLimiter({ policy: fixedWindow({ limit: 8, windowMs: '1m' }), store });
+  });
+  assert.deepEqual(warnings, []);
+});
