@@ -60,9 +60,10 @@ try {
 await runDemo({
   store,
   logger,
-  // 503 while Redis is unreachable, so a load balancer can route around this instance.
+  // 503 while decisions cannot be made (Redis down, hung, or refusing writes), so a load balancer can route
+  // around this instance.
   health: async () => {
     const health = await store.health();
-    return { ...health, redis: health.ok ? 'ok' : 'unreachable' };
+    return { ...health, redis: health.ok ? 'ok' : 'unusable' };
   },
 });

@@ -71,6 +71,23 @@ describeWithRedis('two start:redis instances on one Redis', () => {
     }
   });
 
+  it('answers 503 on /health while Redis refuses writes, though it still answers PING', async () => {
+    const [url] = urls as [string];
+    await server.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    await server.command('CONFIG', 'SET', 'maxmemory', '1');
+    try {
+      assert.equal(await server.command('PING'), 'PONG');
+      const response = await fetch(`${url}/health`);
+      const body = (await response.json()) as Record<string, unknown>;
+      assert.equal(response.status, 503);
+      assert.deepEqual([body.status, body.redis], ['degraded', 'unusable']);
+      assert.match(String(body.error), /OOM/);
+    } finally {
+      await server.command('CONFIG', 'SET', 'maxmemory', '0');
+    }
+    assert.equal((await fetch(`${url}/health`)).status, 200);
+  });
+
   it('refuses to start with REQUIRE_REDIS=1 when Redis is unreachable', async () => {
     const [deadRedis, port] = await freePorts(2);
     const demo = launch({
