@@ -15,8 +15,9 @@ import type { AnyPolicy } from '../../policies/policy.js';
  *        a single policy's decision is only its four figures; a decision that raised an error (a key of another
  *        type, say) has the message in its first place.
  *
- * Since Redis 7 the script's TIME is frozen for the whole call and scripts replicate by effects, so the clock
- * read here is consistent and replication-safe, and every application server shares it.
+ * The script reads TIME once, so every decision of a batch is made at one instant (TIME itself moves on during a
+ * call: measured on Redis 7.0), and scripts replicate by their effects (the only way since Redis 7), so replicas
+ * store the results rather than re-run the script on their own clock. Every application server shares that clock.
  *
  * Measured in bench/ (Redis 7.0, 64 decisions in flight): a call costs the server ~20 µs, most of it fixed
  * (entering the script, its arguments, TIME, defining the twins), so a batch shares that cost: ~10 µs of server
