@@ -95,6 +95,27 @@ describeWithRedis('time bounds against a paused or unreachable Redis', () => {
     assert.equal(s.breakerOpen, true, 'the third failed call opens it');
   });
 
+  it('slow (another client holds Redis with a long script): each decision answers within commandTimeoutMs', {
+    timeout: 20_000,
+  }, async () => {
+    const redis = await server();
+    const s = store({ url: redis.url, failOpen: false });
+    const limiter = limiterOn(s);
+    assert.equal((await limiter.consume('s')).degraded, undefined);
+    // A script that keeps the server busy for 600 ms: every command queues behind it.
+    const busy = redis.command(
+      'EVAL',
+      "local t = redis.call('TIME') local stop = t[1] * 1e6 + t[2] + 600000 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= stop return 1",
+      '0',
+    );
+    await sleep(50);
+    const { value, ms } = await timed(limiter.consume('s'));
+    assert.equal((value as { degraded?: string }).degraded, 'fail-closed');
+    withinCommandBudget(ms, 'a decision while Redis is busy');
+    await busy;
+    assert.equal((await limiter.consume('s')).degraded, undefined, 'real decisions once it is free again');
+  });
+
   it('health() answers within commandTimeoutMs, paused after connecting, or never connected', {
     timeout: 20_000,
   }, async () => {
