@@ -45,8 +45,12 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   };
 
   for (const client of CLUSTER_CLIENTS) {
-    runStoreContract(`RedisStore on a cluster (${client})`, (clock) =>
-      openClusterStore(client, cluster, { clock }),
+    runStoreContract(
+      `RedisStore on a cluster (${client})`,
+      (clock) => openClusterStore(client, cluster, { clock }),
+      {
+        keyTtls: true,
+      },
     );
   }
 

@@ -10,27 +10,35 @@ const pttlOn = (server: RedisServer) => async (key: string) =>
   Number(await redisCall(server.host, server.port, ['PTTL', `ratelimit:${key}`]));
 
 describeWithRedis('RedisStore', () => {
-  runStoreContract('RedisStore (ioredis, owned connection)', async (clock) => {
-    const server = await startRedisServer();
-    // Latency is not what the contract tests: a loaded CI box must not turn a slow answer into a degraded one.
-    const store = new RedisStore({ url: server.url, clock, commandTimeoutMs: 5000 });
-    const close = async () => {
-      await store.close();
-      await server.stop();
-    };
-    return { store, close, pttl: pttlOn(server) };
-  });
+  runStoreContract(
+    'RedisStore (ioredis, owned connection)',
+    async (clock) => {
+      const server = await startRedisServer();
+      // Latency is not what the contract tests: a loaded CI box must not turn a slow answer into a degraded one.
+      const store = new RedisStore({ url: server.url, clock, commandTimeoutMs: 5000 });
+      const close = async () => {
+        await store.close();
+        await server.stop();
+      };
+      return { store, close, pttl: pttlOn(server) };
+    },
+    { keyTtls: true },
+  );
 
-  runStoreContract('RedisStore (node-redis, app-owned client)', async (clock) => {
-    const server = await startRedisServer();
-    const client = createClient({ url: server.url });
-    await client.connect();
-    const store = new RedisStore({ client, clock, commandTimeoutMs: 5000 });
-    const close = async () => {
-      await store.close();
-      await client.close();
-      await server.stop();
-    };
-    return { store, close, pttl: pttlOn(server) };
-  });
+  runStoreContract(
+    'RedisStore (node-redis, app-owned client)',
+    async (clock) => {
+      const server = await startRedisServer();
+      const client = createClient({ url: server.url });
+      await client.connect();
+      const store = new RedisStore({ client, clock, commandTimeoutMs: 5000 });
+      const close = async () => {
+        await store.close();
+        await client.close();
+        await server.stop();
+      };
+      return { store, close, pttl: pttlOn(server) };
+    },
+    { keyTtls: true },
+  );
 });
