@@ -1,4 +1,7 @@
-// MemoryStore's packed rows: one policy kind's states and expiry times in typed arrays, rows reused when freed.
+// MemoryStore's packed rows: each policy kind's states and expiry times in typed arrays, rows reused when freed, and
+// every kind's rows behind one small integer per bucket, its slot.
+import { configError } from '../errors.js';
+import type { PolicyKind } from '../policies/policy.js';
 
 /**
  * A kind's state is a number (`width` 1), a fixed tuple of `width` numbers, or, with `width` 0, an object kept as
@@ -73,13 +76,75 @@ export class BucketPool {
 
   #grow(): void {
     const capacity = Math.min(this.#maxRows, this.#used.length * 2);
-    // The store evicts before it inserts, so no pool ever holds more rows than it has buckets.
-    if (capacity === this.#used.length) throw new Error(`BucketPool: more than ${this.#maxRows} rows`);
+    // The store evicts before it inserts, so no pool ever holds more rows than it has buckets, unless one request
+    // needs more buckets than the bound (limiters are refused that at wire-up; a direct evaluate() is not).
+    if (capacity === this.#used.length)
+      throw configError('maxClients', `is below the buckets one request needs (${this.#maxRows})`);
     const numbers = new Float64Array(capacity * this.#stride);
     numbers.set(this.#numbers);
     this.#numbers = numbers;
     const used = new Uint8Array(capacity);
     used.set(this.#used);
     this.#used = used;
+  }
+}
+
+/** The numbers in each kind's state (see the policies' state types); 0 keeps the state as given. */
+const WIDTHS = {
+  'token-bucket': 1,
+  'fixed-window': 2,
+  'sliding-window-counter': 3,
+  'sliding-window': 0,
+} as const satisfies Record<PolicyKind, number>;
+const KINDS = Object.keys(WIDTHS) as PolicyKind[];
+const KIND_INDEX = Object.fromEntries(KINDS.map((kind, index) => [kind, index])) as Record<
+  PolicyKind,
+  number
+>;
+
+/**
+ * One pool per kind, each bucket addressed by one small integer: its row in its kind's pool, times 4, plus its
+ * kind's index. So the bucket is a number in its table, and a bucket of another kind under the same key (a scope
+ * whose policy changed) is told apart without reading it.
+ */
+export class BucketSlots {
+  readonly #pools: BucketPool[];
+
+  constructor(maxRows: number) {
+    this.#pools = KINDS.map((kind) => new BucketPool(WIDTHS[kind], maxRows));
+  }
+
+  holds(slot: number, kind: PolicyKind): boolean {
+    return (slot & 3) === KIND_INDEX[kind];
+  }
+
+  allocate(kind: PolicyKind): number {
+    const index = KIND_INDEX[kind];
+    return (this.#pools[index] as BucketPool).allocate() * 4 + index;
+  }
+
+  release(slot: number): void {
+    this.#poolOf(slot).release(slot >>> 2);
+  }
+
+  /** The bucket's state, and a mark that it was used. */
+  read(slot: number): unknown {
+    return this.#poolOf(slot).read(slot >>> 2);
+  }
+
+  write(slot: number, state: unknown, expiresAt: number): void {
+    this.#poolOf(slot).write(slot >>> 2, state, expiresAt);
+  }
+
+  expiresAt(slot: number): number {
+    return this.#poolOf(slot).expiresAt(slot >>> 2);
+  }
+
+  takeSecondChance(slot: number): boolean {
+    return this.#poolOf(slot).takeSecondChance(slot >>> 2);
+  }
+
+  #poolOf(slot: number): BucketPool {
+    return this.#pools[slot & 3] as BucketPool;
   }
 }

@@ -5,16 +5,15 @@ import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
 import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.js';
-import { BucketPool } from './bucket-pool.js';
+import { BucketSlots } from './bucket-pool.js';
 import { checkRetentionCap } from './retention.js';
 import type { Store, StoreRequest, StoreResponse } from './store.js';
 
 export interface MemoryStoreOptions {
   /**
    * Hard bound on tracked buckets, across all scopes. Beyond it the table (one scope's buckets of one policy) holding
-   * the most gives one up: the
-   * oldest not read since the eviction hand last passed it (second chance, an approximation of least recently used
-   * that costs a read nothing). Default 100,000.
+   * the most gives one up: the oldest not read since the eviction hand last passed it (second chance, an
+   * approximation of least recently used that costs a read nothing). Default 100,000.
    */
   readonly maxClients?: number;
   /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */
@@ -30,25 +29,6 @@ export interface MemoryStoreOptions {
   /** Epoch milliseconds; inject one in tests. Default `Date.now`. */
   readonly clock?: () => number;
 }
-
-/** The numbers in each kind's state (see the policies' state types); 0 keeps the state as given. */
-const WIDTHS = {
-  'token-bucket': 1,
-  'fixed-window': 2,
-  'sliding-window-counter': 3,
-  'sliding-window': 0,
-} as const satisfies Record<PolicyKind, number>;
-const KINDS = Object.keys(WIDTHS) as PolicyKind[];
-const KIND_INDEX = Object.fromEntries(KINDS.map((kind, index) => [kind, index])) as Record<
-  PolicyKind,
-  number
->;
-
-/**
- * A bucket is one small integer: its row in its kind's pool, times 4, plus its kind's index. Another kind's bucket
- * under the same key (a scope whose policy changed) reads as absent.
- */
-const slotOf = (row: number, kind: number) => row * 4 + kind;
 
 /**
  * One policy's buckets in one scope: stored identifier -> slot. Buckets are found by scope, then member, then
@@ -71,7 +51,7 @@ export class MemoryStore implements Store {
   /** scope -> member (or ALONE) -> table. */
   readonly #scopes = new Map<string, Map<string, Table>>();
   #size = 0;
-  readonly #pools: BucketPool[];
+  readonly #slots: BucketSlots;
   readonly #maxClients: number;
   readonly #inactiveAfterMs: number | undefined;
   readonly #clock: () => number;
@@ -80,7 +60,7 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     knownKeys('MemoryStore', options, OPTIONS);
     this.#maxClients = positiveInteger('maxClients', options.maxClients ?? 100_000);
-    this.#pools = KINDS.map((kind) => new BucketPool(WIDTHS[kind], this.#maxClients));
+    this.#slots = new BucketSlots(this.#maxClients);
     this.#inactiveAfterMs =
       options.inactiveAfterMs === undefined
         ? undefined
@@ -112,10 +92,9 @@ export class MemoryStore implements Store {
     const states: unknown[] = [];
     for (let i = 0; i < policies.length; i++) {
       const table = tables?.get(memberOf(policies, i) ?? ALONE);
-      const kind = KIND_INDEX[(policies[i] as AnyPolicy).kind];
-      const slot = table && this.#find(table, id, kind, request.dryRun);
+      const slot = table && this.#find(table, id, (policies[i] as AnyPolicy).kind, request.dryRun);
       slots.push(slot);
-      states.push(slot === undefined ? undefined : this.#poolOf(slot).read(slot >>> 2));
+      states.push(slot === undefined ? undefined : this.#slots.read(slot));
     }
     const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
     for (let i = 0; i < evaluation.writes.length; i++) {
@@ -137,7 +116,7 @@ export class MemoryStore implements Store {
         // Kept out of reach of the eviction that makes room for this request's next bucket.
         slots[i] = slot;
       }
-      this.#poolOf(slot).write(slot >>> 2, write.next, nowMs + keepMs);
+      this.#slots.write(slot, write.next, nowMs + keepMs);
     }
     return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
   }
@@ -171,7 +150,7 @@ export class MemoryStore implements Store {
     for (const [scope, tables] of this.#scopes) {
       for (const [member, table] of tables) {
         for (const [id, slot] of table) {
-          if (this.#expiresAt(slot) <= nowMs) {
+          if (this.#slots.expiresAt(slot) <= nowMs) {
             this.#remove(table, id, slot);
             dropped++;
           }
@@ -190,7 +169,7 @@ export class MemoryStore implements Store {
     for (const [scope, tables] of this.#scopes) {
       for (const [member, table] of tables) {
         for (const [id, slot] of table) {
-          if (this.#expiresAt(slot) > nowMs)
+          if (this.#slots.expiresAt(slot) > nowMs)
             yield bucketKey(scope, id, member === ALONE ? undefined : member);
         }
       }
@@ -209,23 +188,15 @@ export class MemoryStore implements Store {
     this.clear();
   }
 
-  #poolOf(slot: number): BucketPool {
-    return this.#pools[slot & 3] as BucketPool;
-  }
-
-  #expiresAt(slot: number): number {
-    return this.#poolOf(slot).expiresAt(slot >>> 2);
-  }
-
   /**
    * The bucket's slot, if it holds one of this kind. An expired bucket is still read as it is: at rest it means
    * the same as none for a clock moving forwards, and for one that moved back it is what Redis (which keeps keys
    * past rest) would read too: only the sweep drops buckets for being at rest. Another kind's bucket (a scope
    * whose policy changed) reads as absent, and is dropped unless this is a peek, which writes nothing.
    */
-  #find(table: Table, id: string, kind: number, dryRun: boolean): number | undefined {
+  #find(table: Table, id: string, kind: PolicyKind, dryRun: boolean): number | undefined {
     const slot = table.get(id);
-    if (slot === undefined || (slot & 3) === kind) return slot;
+    if (slot === undefined || this.#slots.holds(slot, kind)) return slot;
     if (!dryRun) this.#remove(table, id, slot);
     return undefined;
   }
@@ -253,8 +224,7 @@ export class MemoryStore implements Store {
       table = new Map();
       tables.set(member, table);
     }
-    const kind = KIND_INDEX[policy.kind];
-    const slot = slotOf((this.#pools[kind] as BucketPool).allocate(), kind);
+    const slot = this.#slots.allocate(policy.kind);
     // A fresh flat copy (a JSON round trip is exact for any string): an identifier sliced from a header or joined
     // from parts would otherwise keep its parent string or rope alive for as long as the bucket (measured in bench/).
     table.set(JSON.parse(JSON.stringify(id)) as string, slot);
@@ -287,13 +257,13 @@ export class MemoryStore implements Store {
       if (passed++ === 2 * size) break;
       // Its row would be handed to the new bucket while the request still uses it.
       if (keep.includes(slot)) continue;
-      if (this.#poolOf(slot).takeSecondChance(slot >>> 2)) {
+      if (this.#slots.takeSecondChance(slot)) {
         table.delete(id);
         table.set(id, slot);
         continue;
       }
       // Dropping a bucket already at rest loses nothing; only the others are worth counting.
-      if (this.#expiresAt(slot) > nowMs) this.metrics.evictions++;
+      if (this.#slots.expiresAt(slot) > nowMs) this.metrics.evictions++;
       this.#remove(table, id, slot);
       return true;
     }
@@ -303,7 +273,7 @@ export class MemoryStore implements Store {
   #remove(table: Table, id: string, slot: number): void {
     table.delete(id);
     this.#size--;
-    this.#poolOf(slot).release(slot >>> 2);
+    this.#slots.release(slot);
   }
 }
 
