@@ -1,6 +1,9 @@
 // Connection options against a real Redis: a database the server lacks is refused when it connects (never silently
 // database 0), and random malformed options either build a store that works or throw ERR_TOLLGATE_CONFIG.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import fc from 'fast-check';
 import { createLimiter, TollgateError, tokenBucket } from '../../src/index.js';
@@ -62,6 +65,21 @@ describeWithRedis('RedisStore connection options on a real server', () => {
       }
     }
     assert.deepEqual([await keysIn(0), await keysIn(3)], [0, 3]);
+  });
+
+  it('a Unix socket through `socket.path`', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-sock-'));
+    const path = join(dir, 'redis.sock');
+    const local = await startRedisServer({ args: ['--unixsocket', path, '--unixsocketperm', '700'] });
+    const store = new RedisStore({ socket: { path }, ...budgets });
+    try {
+      assert.equal((await createLimiter({ policy, store }).consume('over-a-socket')).degraded, undefined);
+      assert.equal(Number(await local.command('DBSIZE')), 1);
+    } finally {
+      await store.close();
+      await local.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('random options, some malformed: construction throws ERR_TOLLGATE_CONFIG naming one, or the store works', async () => {

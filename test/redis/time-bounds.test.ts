@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createLimiter, TollgateError, tokenBucket } from '../../src/index.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
+import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
 const COMMAND_TIMEOUT_MS = 150;
@@ -102,13 +102,19 @@ describeWithRedis('time bounds against a paused or unreachable Redis', () => {
     const s = store({ url: redis.url, failOpen: false });
     const limiter = limiterOn(s);
     assert.equal((await limiter.consume('s')).degraded, undefined);
-    // A script that keeps the server busy for 600 ms: every command queues behind it.
+    // A script that keeps the server busy for a second: every command queues behind it.
     const busy = redis.command(
       'EVAL',
-      "local t = redis.call('TIME') local stop = t[1] * 1e6 + t[2] + 600000 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= stop return 1",
+      "local t = redis.call('TIME') local stop = t[1] * 1e6 + t[2] + 1000000 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= stop return 1",
       '0',
     );
-    await sleep(50);
+    // Busy once a PING goes unanswered: the decision below is then sure to meet the script, however loaded the box.
+    await waitFor('the script to hold the server', () =>
+      redisCall(redis.host, redis.port, ['PING'], 50).then(
+        () => false,
+        () => true,
+      ),
+    );
     const { value, ms } = await timed(limiter.consume('s'));
     assert.equal((value as { degraded?: string }).degraded, 'fail-closed');
     withinCommandBudget(ms, 'a decision while Redis is busy');
@@ -131,6 +137,9 @@ describeWithRedis('time bounds against a paused or unreachable Redis', () => {
       const { value, ms } = await timed(s.health());
       assert.equal((value as { ok: boolean }).ok, false, label);
       withinCommandBudget(ms, `health(), ${label},`);
+      // One budget, one timeout: the wait for a connection and the call share it, and it is counted once.
+      await sleep(COMMAND_TIMEOUT_MS);
+      assert.equal(s.metrics.timeouts, 1, label);
     }
   });
 
@@ -161,12 +170,27 @@ describeWithRedis('time bounds against a paused or unreachable Redis', () => {
 
   it('close() during the very first connect leaves no connection open', { timeout: 20_000 }, async () => {
     const redis = await server();
-    const s = store({ url: redis.url });
-    const connecting = s.connect().catch((error: Error) => error);
-    await s.close();
-    assert.ok((await connecting) instanceof Error, 'the connect is abandoned');
-    await sleep(100);
-    assert.equal(await clientsOf(redis), 0);
+    // Before the client exists (the driver still loading), then with its socket open but not yet ready (paused).
+    for (const paused of [false, true]) {
+      const s = store({ url: redis.url });
+      if (paused) redis.pause();
+      const connecting = s.connect().catch((error: Error) => error);
+      if (paused) await sleep(50);
+      const { ms } = await timed(s.close());
+      withinCommandBudget(ms, 'close()');
+      assert.ok((await connecting) instanceof Error, 'the connect is abandoned');
+      redis.resume();
+      await sleep(100);
+      assert.equal(await clientsOf(redis), 0, paused ? 'paused' : 'loading');
+    }
+  });
+
+  it('connect() rejects, every time, while Redis is unreachable', { timeout: 20_000 }, async () => {
+    const redis = await server();
+    const s = store({ url: redis.url, connectTimeoutMs: 500 });
+    await redis.kill();
+    for (let attempt = 1; attempt <= 3; attempt++)
+      await assert.rejects(s.connect(), Error, `attempt ${attempt} resolved with nothing connected`);
   });
 
   it('once connected, a decision never waits for a reconnection that health() started', {

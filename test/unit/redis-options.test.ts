@@ -1,7 +1,13 @@
 // RedisStore's options are checked at construction, and its retention cap against each limiter at wire-up.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLimiter, fixedWindow, slidingWindowCounter, tokenBucket } from '../../src/index.js';
+import {
+  createLimiter,
+  fixedWindow,
+  slidingWindowCounter,
+  TollgateError,
+  tokenBucket,
+} from '../../src/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { throwsConfig } from '../policies/helpers.js';
 
@@ -30,6 +36,17 @@ describe('RedisStore maxTtlSeconds', () => {
       () => createLimiter({ policy: slidingWindowCounter({ limit: 5, windowMs: '13h' }), store }),
       'maxTtlSeconds',
     );
+  });
+
+  it('a fallbackShare that scales a policy below what the engine represents: refused at wire-up, not in an outage', () => {
+    const yearly = tokenBucket({ capacity: 1, refillPerSecond: 1 / (365 * 86_400) });
+    throwsConfig(
+      () =>
+        createLimiter({ policy: yearly, store: new RedisStore({ fallback: 'memory', fallbackShare: 0.01 }) }),
+      'fallbackShare',
+    );
+    createLimiter({ policy: yearly, store: new RedisStore({ fallbackShare: 0.01 }) });
+    createLimiter({ policy: yearly, store: new RedisStore({ fallback: 'memory', fallbackShare: 0.5 }) });
   });
 
   it('must be a positive integer no smaller than minTtlSeconds', () => {
@@ -68,18 +85,44 @@ describe('RedisStore connection options are checked at construction', () => {
   });
 
   it('refuses a socket option that would undo what the store sets (no offline queue, its retry pace)', () => {
-    for (const key of ['enableOfflineQueue', 'retryStrategy', 'db', 'host', 'connectTimeout'])
+    for (const key of ['enableOfflineQueue', 'retryStrategy', 'db', 'host', 'connectTimeout', 'keyPrefix'])
       throwsConfig(() => new RedisStore({ socket: { [key]: true } }), 'socket');
     new RedisStore({ socket: { tls: {}, keepAlive: 1000 } });
+    // A Unix socket instead of an address, never beside one.
+    new RedisStore({ socket: { path: '/run/redis.sock' } });
+    for (const address of [
+      { url: 'redis://h:1' },
+      { host: 'h' },
+      { port: 1 },
+      { rootNodes: [{ host: 'h', port: 1 }] },
+    ])
+      throwsConfig(() => new RedisStore({ ...address, socket: { path: '/run/redis.sock' } }), 'socket');
   });
 
   it('refuses a url that is not redis:// or rediss://, without echoing its password', () => {
-    for (const url of ['x', 'http://h:6379', 'redis://', 'redis://h:6379/x', 'redis://h/1?a=1', bad(6379)])
+    const urls = [
+      'x',
+      'http://h:6379',
+      'redis://',
+      'redis://h:6379/x',
+      'redis://h/1?a=1',
+      'redis://h:0',
+      bad(6379),
+    ];
+    for (const url of urls) throwsConfig(() => new RedisStore({ url }), 'url');
+    // Malformed percent-escapes in the credentials: a configuration error, not a URIError.
+    for (const url of ['redis://:p%zz@h', 'redis://u%ZZ:pw@h'])
       throwsConfig(() => new RedisStore({ url }), 'url');
-    assert.throws(
-      () => new RedisStore({ url: 'redis://:s3cret@h:6379/zero' }),
-      (error: Error) => !error.message.includes('s3cret'),
-    );
+    for (const options of [
+      { url: 'redis://:s3cret@h:6379/zero' },
+      { url: new URL('redis://:s3cret@h:6379') as never },
+      { rootNodes: ['redis://:s3cret@h:6379'] as never },
+      { rootNodes: 'redis://:s3cret@h:6379' as never },
+    ])
+      assert.throws(
+        () => new RedisStore(options),
+        (error: Error) => error instanceof TollgateError && !error.message.includes('s3cret'),
+      );
     new RedisStore({ url: 'rediss://user:pass@h.example:6380/2' });
   });
 
@@ -106,5 +149,6 @@ describe('RedisStore connection options are checked at construction', () => {
     new RedisStore({
       rootNodes: [{ url: 'redis://:a@h:1' }, { url: 'redis://:a@h:2' }, { host: 'h', port: 3 }],
     });
+    new RedisStore({ rootNodes: [{ url: 'redis://:a@h:1' }], username: 'app' });
   });
 });

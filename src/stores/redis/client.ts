@@ -9,8 +9,6 @@ export interface ScriptClient {
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   eval(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  /** Answers from the node that owns `key` (a cluster routes it), or the only node. */
-  exists(key: string): Promise<unknown>;
   /**
    * Names the node that owns `key` now, so a failure on one master is not blamed on the others; '' when that is not
    * known (a single node, or a cluster whose slot map is not known yet: one breaker for all, not one per slot).
@@ -39,7 +37,6 @@ export interface IoRedisLike {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  exists(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
@@ -60,7 +57,6 @@ export interface NodeRedisLike {
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   del(key: string): Promise<unknown>;
-  exists(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
@@ -91,7 +87,6 @@ function ioredis(client: IoRedisLike): ScriptClient {
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
     del: (key) => client.del(key),
-    exists: (key) => client.exists(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? '') : ''),
     scan: (pattern) => {
       const nodes = isCluster ? (client.nodes?.('master') ?? []) : [client as IoRedisNode];
@@ -99,8 +94,9 @@ function ioredis(client: IoRedisLike): ScriptClient {
     },
     connect: async () => {
       if (client.status === 'wait') await client.connect();
-      // A client created without lazyConnect is already on its way: wait for it (the store bounds the wait).
-      else if (client.status === 'connecting' || client.status === 'connect') await ioredisReady(client);
+      // A client created without lazyConnect, or between reconnection attempts, is on its way: wait for it (the
+      // store bounds each wait, and shares this one among its waiters).
+      else if (['connecting', 'connect', 'reconnecting'].includes(client.status)) await ioredisReady(client);
     },
     close: async (timeoutMs) => {
       // QUIT waits for the server's answer: a hung server would hold it for ever, a down one fails it anyway.
@@ -122,7 +118,6 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),
     eval: (script, keys, args) => client.eval(script, options(keys, args)),
     del: (key) => client.del(key),
-    exists: (key) => client.exists(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? '') : ''),
     scan: (pattern) => {
       const scanners: Promise<NodeRedisScanner>[] = isCluster

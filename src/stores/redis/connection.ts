@@ -17,7 +17,10 @@ export interface ConnectionOptions {
   readonly password?: string;
   /** Database index, checked against the server when it connects. Not in cluster mode. */
   readonly db?: number;
-  /** Merged into the ioredis connection options (TLS and the like); what the store sets itself is refused. */
+  /**
+   * Merged into the ioredis connection options: TLS, a Unix socket (`path`, instead of `url`, `host` and `port`)
+   * and the like; what the store sets itself is refused.
+   */
   readonly socket?: Readonly<Record<string, unknown>>;
   /** Redis Cluster: the nodes to discover the cluster from. Switches the store's own connection to cluster mode. */
   readonly rootNodes?: readonly RootNode[];
@@ -39,8 +42,9 @@ export const CONNECTION_OPTIONS = [
 const OWN_SOCKET_KEYS = [
   'host',
   'port',
-  'path',
   'db',
+  // ioredis would prefix the keys of commands, but not the pattern of a SCAN: `keys()` would find nothing.
+  'keyPrefix',
   'username',
   'password',
   'lazyConnect',
@@ -86,7 +90,7 @@ export function checkConnectionOptions(options: ConnectionOptions): void {
   ] as const) {
     if (value !== undefined && typeof value !== 'string') throw configError(name, 'must be a string');
   }
-  if (username !== undefined && password === undefined && !hasPassword(url))
+  if (username !== undefined && password === undefined && !hasPassword(options))
     throw configError('username', 'needs a `password` (Redis authenticates the pair)');
   if (db !== undefined && (typeof db !== 'number' || !Number.isInteger(db) || db < 0 || db > MAX_DB))
     throw configError('db', 'must be a database index (a non-negative integer)', db);
@@ -100,6 +104,14 @@ export function checkConnectionOptions(options: ConnectionOptions): void {
     const own = OWN_SOCKET_KEYS.find((key) => key in socket);
     if (own !== undefined)
       throw configError('socket', `may not set \`${own}\`: the store sets it (see its own options)`);
+    if (
+      'path' in socket &&
+      (url !== undefined || host !== undefined || port !== undefined || rootNodes !== undefined)
+    )
+      throw configError(
+        'socket',
+        '`path` (a Unix socket) cannot be combined with `url`, `host`, `port` or `rootNodes`',
+      );
   }
   if (rootNodes !== undefined) checkCluster(options);
 }
@@ -107,7 +119,7 @@ export function checkConnectionOptions(options: ConnectionOptions): void {
 function checkCluster(options: ConnectionOptions): void {
   const { rootNodes } = options;
   if (!Array.isArray(rootNodes) || rootNodes.length === 0)
-    throw configError('rootNodes', 'must be a non-empty array of { url } or { host, port }', rootNodes);
+    throw configError('rootNodes', 'must be a non-empty array of { url } or { host, port }');
   const addresses = rootNodes.map(nodeAddress);
   const agree = (field: 'username' | 'password' | 'tls') =>
     new Set(addresses.filter((a) => a.password !== undefined || a.tls).map((a) => a[field])).size <= 1;
@@ -125,8 +137,9 @@ function checkCluster(options: ConnectionOptions): void {
 
 function nodeAddress(node: unknown): Address {
   const entry = node as Partial<{ url: unknown; host: unknown; port: unknown }> | null;
+  // Never echoed: an entry may be a URL with a password in it.
   if (typeof entry !== 'object' || entry === null)
-    throw configError('rootNodes', 'entries must be { url } or { host, port }', node);
+    throw configError('rootNodes', 'entries must be { url } or { host, port }');
   const keys = Object.keys(entry).sort().join(',');
   if (keys === 'url') {
     const address = parseUrl('rootNodes', entry.url);
@@ -141,7 +154,7 @@ function nodeAddress(node: unknown): Address {
 /** A redis:// or rediss:// URL; its password never appears in an error message. */
 function parseUrl(option: string, value: unknown): Address {
   const form = 'must be a redis:// or rediss:// URL such as redis://[[user]:password@]host[:port][/db]';
-  if (typeof value !== 'string') throw configError(option, form, value);
+  if (typeof value !== 'string') throw configError(option, form);
   let url: URL;
   try {
     url = new URL(value);
@@ -152,18 +165,33 @@ function parseUrl(option: string, value: unknown): Address {
     throw configError(option, form);
   const path = url.pathname.replace(/^\//, '');
   if (path !== '' && !/^\d{1,10}$/.test(path)) throw configError(option, `${form}, where db is a number`);
+  if (url.port === '0') throw configError(option, `${form}, with a port from 1 to 65535`);
+  const decoded = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw configError(option, `${form}, its user and password percent-encoded`);
+    }
+  };
   return {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port === '' ? 6379 : Number(url.port),
     ...(path === '' ? {} : { db: Number(path) }),
-    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
-    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(url.username === '' ? {} : { username: decoded(url.username) }),
+    ...(url.password === '' ? {} : { password: decoded(url.password) }),
     tls: url.protocol === 'rediss:',
   };
 }
 
-function hasPassword(url: string | undefined): boolean {
-  return url !== undefined && parseUrl('url', url).password !== undefined;
+/** Whether a URL of the options carries a password (a `username` alone is refused otherwise). */
+function hasPassword({ url, rootNodes }: ConnectionOptions): boolean {
+  const urls = [
+    url,
+    ...(Array.isArray(rootNodes) ? rootNodes : []).map((node) => (node as { url?: unknown })?.url),
+  ];
+  return urls.some(
+    (candidate) => typeof candidate === 'string' && parseUrl('url', candidate).password !== undefined,
+  );
 }
 
 function defined<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

@@ -173,8 +173,8 @@ export class RedisStore implements Store {
   #connected = false;
   #lastLogAt = Number.NEGATIVE_INFINITY;
   #suppressed = 0;
-  /** Why the last failed call failed, for health(). */
-  #lastError = '';
+  /** Why the last failed call to each node failed, for health(). */
+  readonly #lastErrors = new Map<string, string>();
   #closed = false;
 
   constructor(options: RedisStoreOptions = {}) {
@@ -253,9 +253,23 @@ export class RedisStore implements Store {
     return new Promise((resolve) => this.#enqueue({ request, firstKey, shard, resolve }));
   }
 
-  /** A limiter whose keys `maxTtlSeconds` would expire before they are at rest is refused. */
+  /**
+   * A limiter whose keys `maxTtlSeconds` would expire before they are at rest is refused, and so is one whose
+   * policies the memory fallback could not scale by `fallbackShare` (scaled here, once, so no outage finds out).
+   */
   checkPolicies(policies: readonly AnyPolicy[]): void {
     checkRetentionCap('maxTtlSeconds', this.#maxTtlSeconds, { ms: 1000, name: 's' }, policies);
+    if (this.#fallback === undefined) return;
+    try {
+      this.#scaledPolicies(policies);
+    } catch (cause) {
+      const why = cause instanceof TollgateError ? cause.message : String(cause);
+      throw configError(
+        'fallbackShare',
+        `leaves a policy the memory fallback cannot enforce: ${why}`,
+        this.#fallbackShare,
+      );
+    }
   }
 
   /** Every bucket key this store holds (without the prefix), across every master of a cluster. */
@@ -269,14 +283,10 @@ export class RedisStore implements Store {
   async reset(keys: readonly string[]): Promise<void> {
     this.#fallback?.reset(keys);
     for (const key of keys) this.#denials?.delete(this.keyPrefix + key);
-    await this.#withTimeout(
-      (async () => {
-        const client = await this.#ready();
-        // One DEL per key: a multi-key DEL would fail across cluster slots.
-        await Promise.all(keys.map((key) => client.del(this.keyPrefix + key)));
-      })(),
-      this.#commandTimeoutMs,
-    );
+    const within = this.#budget();
+    const client = await this.#ready(within());
+    // One DEL per key: a multi-key DEL would fail across cluster slots.
+    await this.#withTimeout(Promise.all(keys.map((key) => client.del(this.keyPrefix + key))), within());
   }
 
   /**
@@ -290,13 +300,13 @@ export class RedisStore implements Store {
       const where = failing[0] === '' ? 'Redis' : `Redis node ${failing[0]}`;
       return {
         ok: false,
-        error: `${where} is failing decisions: ${this.#lastError}`,
+        error: `${where} is failing decisions: ${this.#lastErrors.get(failing[0]) ?? 'unknown error'}`,
         failOpen: this.failOpen,
       };
     }
     const started = performance.now();
     try {
-      await this.#withTimeout(this.#probe(`${this.keyPrefix}health`), this.#commandTimeoutMs);
+      await this.#probe(`${this.keyPrefix}health`);
       return {
         ok: true,
         latencyMs: Math.round((performance.now() - started) * 100) / 100,
@@ -315,11 +325,12 @@ export class RedisStore implements Store {
     this.#closed = true;
     for (const breaker of this.#breakers.values()) breaker.stop();
     this.#fallback?.close();
+    const within = this.#budget();
     const client = this.#client;
-    if (client !== undefined && this.#owned) await client.close(this.#commandTimeoutMs);
+    if (client !== undefined && this.#owned) await client.close(within());
     // An opening under way sees the store closed and drops what it opened (see #open); an app-owned client's
     // own connecting is not ours to wait for past the budget.
-    await settles(this.#connecting, this.#commandTimeoutMs);
+    await settles(this.#connecting, within());
   }
 
   #breakerFor(shard: string, probeKey: string): CircuitBreaker {
@@ -331,8 +342,7 @@ export class RedisStore implements Store {
         probeIntervalMs: this.#probeIntervalMs,
         // The writes a decision needs, on the failing node (a key in the failing decision's slot): a Redis that
         // answers reads but refuses writes keeps the breaker open.
-        probe: () =>
-          this.#withTimeout(this.#probe(keyBeside(probeKey, this.keyPrefix)), this.#commandTimeoutMs),
+        probe: () => this.#probe(keyBeside(probeKey, this.keyPrefix)),
         onOpen: () => {
           this.metrics.breakerTrips++;
           this.#logger.warn(
@@ -403,6 +413,8 @@ export class RedisStore implements Store {
       this.#owned = true;
     }
     await this.#client.connect();
+    // A client between attempts (reconnecting) has nothing to wait for yet, but it is not connected either.
+    if (!this.#client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
     this.#connected = true;
     return this.#client;
   }
@@ -412,8 +424,16 @@ export class RedisStore implements Store {
    * script.ts), so it fails exactly when decisions would, on the node that owns `key`.
    */
   async #probe(key: string): Promise<void> {
-    const client = await this.#ready(this.#commandTimeoutMs);
-    await this.#runScript(client, [key], ['', ...constantArguments([], this.#ttlMs, false)]);
+    const within = this.#budget();
+    const client = await this.#ready(within());
+    const args = ['', ...constantArguments([], this.#ttlMs, false)];
+    await this.#withTimeout(this.#runScript(client, [key], args), within());
+  }
+
+  /** What is left of one `commandTimeoutMs` from now, for work done in steps (never below 1 ms). */
+  #budget(): () => number {
+    const deadline = performance.now() + this.#commandTimeoutMs;
+    return () => Math.max(1, Math.ceil(deadline - performance.now()));
   }
 
   async #runScript(client: ScriptClient, keys: string[], args: string[]): Promise<unknown> {
@@ -517,16 +537,32 @@ export class RedisStore implements Store {
     resolve(response);
   }
 
+  /** Every pending decision is answered, whatever the fallback does: a decision must never hang. */
   #degrade({ request, resolve }: Pending): void {
-    resolve(this.#degraded(request));
+    try {
+      resolve(this.#degraded(request));
+    } catch (error) {
+      this.#logger.error(error, '[tollgate] the memory fallback failed; answering by the fail mode');
+      const failOpen = request.failOpen ?? this.failOpen;
+      this.metrics[failOpen ? 'degradedAllowed' : 'degradedDenied']++;
+      resolve(
+        degradedResponse(
+          request.policies,
+          failOpen,
+          this.#degradedRetryAfterMs,
+          this.#clock?.() ?? Date.now(),
+        ),
+      );
+    }
   }
 
   /** A failed script call counts once against its node's breaker, whatever number of decisions it carried. */
   #callFailed(batch: Batch, error: unknown): void {
-    this.#lastError = (error as Error)?.message ?? String(error);
+    // A closed store is neither reported nor probed: its decisions keep the fail mode, quietly.
+    if (this.#closed) return;
+    this.#lastErrors.set(batch.shard, (error as Error)?.message ?? String(error));
     this.#logFailure(error);
-    // A closed store is not probed: its decisions keep the fail mode without reopening a breaker.
-    if (!this.#closed) this.#breakerFor(batch.shard, (batch.decisions[0] as Pending).firstKey).failure();
+    this.#breakerFor(batch.shard, (batch.decisions[0] as Pending).firstKey).failure();
   }
 
   #constantArguments(policies: readonly AnyPolicy[], dryRun: boolean): readonly string[] {
