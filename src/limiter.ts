@@ -50,7 +50,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
   store.checkPolicies?.(policies);
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);
-  if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
   const defaultCost = positiveInteger('cost', options.cost ?? 1);
   const failOpen = options.failOpen;
   if (failOpen !== undefined && typeof failOpen !== 'boolean')
@@ -60,6 +59,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (tightest > 0 && defaultCost > tightest) {
     throw configError('cost', `must not exceed the policy's limit (${tightest})`, defaultCost);
   }
+  // Last, so that only a limiter that is really created counts.
+  if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
 
   const run = async (identifier: string, consumeOptions: ConsumeOptions | undefined, dryRun: boolean) => {
     const cost = consumeOptions?.cost ?? defaultCost;

@@ -30,10 +30,14 @@ export function warnOnSharedDefaultScope(store: Store, scope: string, policies: 
   // Said once per scope: a third limiter adds nothing the warning has not said.
   scopes.set(scope, '');
   const limits = policies.map((p) => `${p.kind} ${p.limit}`).join(' + ');
+  const where =
+    first === here
+      ? `both created at ${here} (a loop or a factory makes one per call)`
+      : `one created at ${first}, another at ${here}`;
   process.emitWarning(
     `Two limiters on one store have the same policies (${limits}) and no \`scope\`, so they share the default ` +
-      `scope "${scope}" and spend from the same buckets: one created at ${first}, another at ${here}. Give each ` +
-      'its own `scope` (or reuse one limiter where sharing is meant).',
+      `scope "${scope}" and spend from the same buckets: ${where}. Give each its own \`scope\` (or reuse one ` +
+      'limiter where sharing is meant).',
     { type: 'TollgateWarning', code: 'TOLLGATE_SHARED_SCOPE' },
   );
 }

@@ -34,6 +34,20 @@ it('warns once when two limiters on one store share a default scope, naming both
   assert.equal(warning.message.match(/shared-scope\.test\.ts:\d+:\d+/g)?.length, 2);
 });
 
+it('names one place for limiters made by a loop, and ignores a limiter that failed its own checks', async () => {
+  const store = new MemoryStore({ autoCleanup: false });
+  const warnings = await warningsDuring(() => {
+    // Refused for its cost after its scope was worked out: it was never created, so it takes no scope.
+    assert.throws(() => createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store, cost: 4 }));
+    for (let i = 0; i < 2; i++) createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store });
+  });
+  assert.equal(warnings.length, 1);
+  assert.match(
+    (warnings[0] as Error).message,
+    /both created at .*shared-scope\.test\.ts:\d+:\d+\)? \(a loop or a factory/,
+  );
+});
+
 it('says nothing for explicit scopes, other stores, or other policies', async () => {
   const store = new MemoryStore({ autoCleanup: false });
   const warnings = await warningsDuring(() => {
