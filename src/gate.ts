@@ -135,13 +135,17 @@ const GATE_OPTIONS = [
   'onDecision',
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-const FAILURE_BODY = { error: 'Internal Server Error', message: 'The rate limiter could not decide.' };
+// Shared by every answer they make, so frozen: an adapter or handler that changed one would change them all.
+const FAILURE_BODY = Object.freeze({
+  error: 'Internal Server Error',
+  message: 'The rate limiter could not decide.',
+});
 /** The one identity of every request without one, so that a flood of them spends one quota. */
 const UNKNOWN_IDENTITY = 'unknown';
 const REFUSED_UNIDENTIFIED: GateOutcome = {
   action: 'fail',
   status: 400,
-  body: { error: 'Bad Request', message: 'The client could not be identified.' },
+  body: Object.freeze({ error: 'Bad Request', message: 'The client could not be identified.' }),
   error: new TollgateError(
     'ERR_TOLLGATE_ARGUMENT',
     "the request has no identity, and `unidentified` is 'reject'",
@@ -290,7 +294,7 @@ function resolveHeaders(headers: GateOptions<unknown>['headers']): HeaderStyle |
 }
 
 function resolveBody(message: unknown): unknown {
-  if (typeof message === 'string') return { error: 'Too Many Requests', message };
+  if (typeof message === 'string') return Object.freeze({ error: 'Too Many Requests', message });
   if (typeof message === 'object' && message !== null) return message;
   throw configError('message', 'must be a string or a JSON object', message);
 }
