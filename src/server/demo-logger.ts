@@ -3,9 +3,12 @@ import pino from 'pino';
 import type { DemoLogger } from './request-log.js';
 
 let stdoutBroken: boolean | undefined;
+/** What a reader that stalls may leave queued before lines are dropped: a demo must not grow without bound. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
 /**
- * Writes a line (with its newline) to stdout, or drops it once stdout is broken. Never throws, never blocks.
+ * Writes a line (with its newline) to stdout, or drops it once stdout is broken or a stalled reader has left 4 MB
+ * queued. Never throws, never blocks.
  *
  * Why not pino's default destination: it is sonic-boom on fd 1, which pino flushes synchronously when the
  * process exits, and sonic-boom answers any failed write there but EAGAIN by sleeping 100 ms and trying again,
@@ -21,7 +24,7 @@ export function writeStdoutLine(line: string): void {
       stdoutBroken = true;
     });
   }
-  if (stdoutBroken) return;
+  if (stdoutBroken || process.stdout.writableLength > MAX_QUEUED_BYTES) return;
   try {
     // A file is written synchronously, so a full disk throws here rather than in an event.
     process.stdout.write(line);
