@@ -19,9 +19,10 @@ export interface MemoryStoreOptions {
   /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */
   readonly cleanupIntervalMs?: Duration;
   /**
-   * Longest a bucket is kept after its last write, for a data-retention rule (a client address is personal data).
-   * Default: until its policy is at rest, for ever for a bucket that never refills. A limiter whose policies need
-   * longer is refused at wire-up: a bucket dropped early would hand its client fresh quota.
+   * A cap on how long a bucket is kept after its last write (the first sweep after it drops the bucket), for a
+   * data-retention rule: a client address is personal data. Default: until its policy is at rest, for ever for a
+   * bucket that never refills. A limiter whose policies need longer is refused at wire-up: a bucket dropped early
+   * would hand its client fresh quota.
    */
   readonly inactiveAfterMs?: Duration;
   /** Set false to sweep only when `sweep()` is called. Default true. */
