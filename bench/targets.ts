@@ -1,4 +1,4 @@
-// Issue 7's targets, each a ratio or a bound taken from this run's own figures.
+// The performance targets, each a ratio or a bound taken from this run's own figures.
 import { type DirectMeasure, peerOf } from './direct.js';
 import type { FloodMeasure } from './flood.js';
 import { type HttpMeasure, NO_LIMITER, TOLLGATE_MEMORY } from './http.js';
@@ -118,7 +118,7 @@ export function evaluateTargets({ direct, http, flood, memory }: Results, heapKe
 export function targetTable(targets: readonly Target[]): Table {
   const show = (n: number, unit: string) => `${fixed(n, unit === ' B' ? 1 : unit === '' ? 4 : 2)}${unit}`;
   return {
-    title: 'Targets (issue 7)',
+    title: 'Targets',
     columns: ['target', 'measured', 'required', 'result'],
     rows: targets.map((t) => [
       t.name,

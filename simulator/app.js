@@ -35,7 +35,7 @@ const POLICY_KINDS = {
 
 const PATTERNS = {
   'boundary-burst': {
-    label: 'Window-boundary burst (seed 001)',
+    label: 'Window-boundary burst',
     hint:
       'One request at 0 opens the window (Tollgate anchors windows at a client’s first request), then Limit ' +
       'requests just before the boundary at Window and Limit just after it. Blank spacing: a twentieth of the ' +

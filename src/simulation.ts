@@ -354,7 +354,7 @@ export function bursts(size: number, everyMs: Duration, durationMs: Duration, sp
 }
 
 /**
- * Seed 001's window-boundary burst: `limit` requests just before a window boundary and `limit` just after.
+ * The window-boundary burst: `limit` requests just before a window boundary and `limit` just after.
  * Tollgate's fixed window is anchored at the client's first request, not at the clock, so the pattern opens
  * with one request at 0 that anchors the window, which puts the boundary at `windowMs`. Then come `limit`
  * requests `spacingMs` apart ending `spacingMs` before the boundary, and `limit` from the boundary on.

@@ -14,7 +14,7 @@ export interface MetricsOptions {
   readonly storeHealth?: () => boolean | Promise<boolean>;
 }
 
-/** Decisions at a glance (seed 003's totals): a shadow decision was let through, so it counts as allowed. */
+/** Decisions at a glance (total, allowed, blocked): a shadow decision was let through, so it counts as allowed. */
 export interface DecisionTotals {
   readonly total: number;
   readonly allowed: number;

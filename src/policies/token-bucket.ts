@@ -9,7 +9,7 @@ export interface TokenBucketOptions extends PolicyNameOption {
   readonly capacity?: number;
   /** Tokens added per second, continuously. May be fractional (0.5) or 0 (a bucket that never refills). */
   readonly refillPerSecond?: number;
-  /** Shorthand for `refillPerSecond: requestsPerMinute / 60` (seed 002's option). */
+  /** Shorthand for `refillPerSecond: requestsPerMinute / 60` (the familiar way to state a rate). */
   readonly requestsPerMinute?: number;
 }
 

@@ -1,4 +1,4 @@
-// The demo application: one route per walkthrough in the seed documents, each behind the limits it describes.
+// The demo application: one route per common case (a strict route, bursts, each algorithm, tiers), each behind its limits.
 import { randomBytes } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
 import { type ExpressRateLimitOptions, rateLimit } from '../adapters/express.js';
@@ -54,7 +54,7 @@ export function createDemoApp(options: DemoOptions): Express {
   const { store, serverId = 'primary', logger = createDemoLogger() } = options;
   const apiKeys = options.apiKeys ?? DEFAULT_API_KEYS;
   const paidIdentities = new Set((options.paidApiKeys ?? defaultPaidApiKeys(apiKeys)).map(apiKeyId));
-  // Seed 002's rule: a recognised API key names the client; any other key counts as no key, i.e. the IP.
+  // A recognised API key names the client; any other key counts as no key, i.e. the IP, so made-up keys mint nothing.
   const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => clientKey(req.ip) });
   // Keyed by the admin token when there is one, so logs and admin stats of every instance give the same hashes.
   const hasher = identifierHasher(options.adminToken ?? randomBytes(32));
@@ -64,17 +64,17 @@ export function createDemoApp(options: DemoOptions): Express {
   const limiters = {
     // The aggregate net: looser than anything beneath it.
     global: limiter('global', tokenBucket({ requestsPerMinute: 300 })),
-    // Seed 002: five per minute on the expensive route, while /api/cheap only has the aggregate.
+    // Five per minute on the expensive route, while /api/cheap only has the aggregate.
     expensive: limiter('expensive', tokenBucket({ requestsPerMinute: 5 })),
-    // Seed 000: a burst of 5, refilling one token every two seconds.
+    // A burst of 5, refilling one token every two seconds.
     sensitive: limiter('sensitive', tokenBucket({ capacity: 5, refillPerSecond: 0.5 })),
-    // Seed 001: the three algorithms side by side, 5 per 10 s and a bucket of 5 at 1/s.
+    // The three algorithms side by side, 5 per 10 s and a bucket of 5 at 1/s.
     fixed: limiter('fixed', fixedWindow({ limit: 5, windowMs: '10s' })),
     sliding: limiter('sliding', slidingWindow({ limit: 5, windowMs: '10s' })),
     token: limiter('token', tokenBucket({ capacity: 5, refillPerSecond: 1 })),
-    // Seed 003: 10 tokens per client, 1 per second.
+    // 10 tokens per client, 1 per second.
     data: limiter('data', tokenBucket({ capacity: 10, refillPerSecond: 1 })),
-    // Seed 000's next step: tiers, free 10 per minute and paid 100.
+    // Tiers: free 10 per minute and paid 100.
     free: limiter('tier-free', tokenBucket({ requestsPerMinute: 10 })),
     paid: limiter('tier-paid', tokenBucket({ requestsPerMinute: 100 })),
     // A limit being tried out: counted, logged and measured, never enforced.
@@ -122,7 +122,7 @@ export function createDemoApp(options: DemoOptions): Express {
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  // Seed 003's totals at a glance.
+  // Total, allowed and blocked at a glance.
   app.get('/metrics.json', async (_req, res) => {
     res.json(await metrics.totals());
   });
