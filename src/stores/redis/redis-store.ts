@@ -358,16 +358,17 @@ export class RedisStore implements Store {
     return breaker;
   }
 
-  #degraded(request: StoreRequest): StoreResponse {
+  /** The answer without Redis: the memory fallback's, or (without one, or when it fails) the fail mode's. */
+  #degraded(request: StoreRequest, fallback: MemoryStore | null | undefined = this.#fallback): StoreResponse {
     let response: StoreResponse;
-    if (this.#fallback === undefined) {
+    if (fallback == null) {
       const failOpen = request.failOpen ?? this.failOpen;
       const nowMs = this.#clock?.() ?? Date.now();
       response = degradedResponse(request.policies, failOpen, this.#degradedRetryAfterMs, nowMs);
     } else {
       this.metrics.fallbackDecisions++;
       const policies = this.#scaledPolicies(request.policies);
-      response = { ...this.#fallback.evaluate({ ...request, policies }), degraded: 'fallback' };
+      response = { ...fallback.evaluate({ ...request, policies }), degraded: 'fallback' };
     }
     if (response.allowed) this.metrics.degradedAllowed++;
     else this.metrics.degradedDenied++;
@@ -543,16 +544,7 @@ export class RedisStore implements Store {
       resolve(this.#degraded(request));
     } catch (error) {
       this.#logger.error(error, '[tollgate] the memory fallback failed; answering by the fail mode');
-      const failOpen = request.failOpen ?? this.failOpen;
-      this.metrics[failOpen ? 'degradedAllowed' : 'degradedDenied']++;
-      resolve(
-        degradedResponse(
-          request.policies,
-          failOpen,
-          this.#degradedRetryAfterMs,
-          this.#clock?.() ?? Date.now(),
-        ),
-      );
+      resolve(this.#degraded(request, null));
     }
   }
 
