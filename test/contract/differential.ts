@@ -8,6 +8,7 @@ import {
   createLimiter,
   type Decision,
   fixedWindow,
+  type Limiter,
   MemoryStore,
   rateLimitHeaders,
   slidingWindow,
@@ -31,31 +32,79 @@ export interface RedisFixture {
 
 const limit = fc.integer({ min: 0, max: 12 });
 const windowMs = fc.integer({ min: 1, max: 20_000 });
-const policy: fc.Arbitrary<AnyPolicy[]> = fc.oneof(
-  fc
+const policyOf: Record<AnyPolicy['kind'] | 'burst+sustained', fc.Arbitrary<AnyPolicy[]>> = {
+  'token-bucket': fc
     .record({ capacity: limit, refillPerSecond: fc.constantFrom(0, 0.25, 0.5, 1, 3, 7, 1000, 4000) })
     .map((o) => [tokenBucket(o)]),
-  fc.record({ limit, windowMs }).map((o) => [fixedWindow(o)]),
-  fc.record({ limit, windowMs }).map((o) => [slidingWindow(o)]),
-  fc.record({ limit, windowMs }).map((o) => [slidingWindowCounter(o)]),
-  fc
+  'fixed-window': fc.record({ limit, windowMs }).map((o) => [fixedWindow(o)]),
+  'sliding-window': fc.record({ limit, windowMs }).map((o) => [slidingWindow(o)]),
+  'sliding-window-counter': fc.record({ limit, windowMs }).map((o) => [slidingWindowCounter(o)]),
+  'burst+sustained': fc
     .record({ capacity: limit, limit, windowMs })
     .map((o) => [
       tokenBucket({ capacity: o.capacity, refillPerSecond: 2, name: 'burst' }),
       slidingWindowCounter({ limit: o.limit, windowMs: o.windowMs, name: 'sustained' }),
     ]),
-);
+};
+
+/**
+ * Where the next request arrives. `random`: a random step. The others aim at the instants where a state changes,
+ * taken from the memory engine's last decision for the same client, give or take 1 ms: `reset`, when a policy
+ * comes back to rest (a window ends, a bucket is full); `retry`, when a denied request could first pass (a token
+ * refills, enough of a log expires); `expiry`, one window after an earlier admitted request (that log entry
+ * expires, a counter's window turns over).
+ */
+type Aim = 'random' | 'reset' | 'retry' | 'expiry';
+
 const step = fc.record({
+  aim: fc.constantFrom<Aim>('random', 'random', 'reset', 'retry', 'expiry', 'expiry'),
   // Mostly small steps, some long idle gaps, and now and then a clock that goes backwards.
   dt: fc.oneof(
     fc.integer({ min: 0, max: 400 }),
     fc.integer({ min: 0, max: 30_000 }),
     fc.integer({ min: -2_000, max: -1 }),
   ),
+  off: fc.constantFrom(-1, 0, 1),
+  /** Which policy, or which earlier request, the aim takes its instant from. */
+  pick: fc.nat(),
   id: fc.constantFrom('a', 'b', '{c}'),
-  cost: fc.integer({ min: 1, max: 4 }),
+  // Spending nothing, a few units, and more than a small limit holds (a denial that no wait cures).
+  cost: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 14 })),
   peek: fc.boolean(),
 });
+type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
+
+/** A random limiter and a trace of requests against it. */
+export function traces(kind?: keyof typeof policyOf): fc.Arbitrary<[AnyPolicy[], Step[]]> {
+  const policy = kind === undefined ? fc.oneof(...Object.values(policyOf)) : policyOf[kind];
+  return fc.tuple(policy, fc.array(step, { minLength: 1, maxLength: 40 }));
+}
+
+/** Per client: the memory engine's last decision and the instants its requests were admitted. */
+interface Seen {
+  last?: Decision;
+  admitted: number[];
+}
+
+/** The clock for the next step: aimed at an instant where a state changes, or a random step. */
+function nextNow(
+  now: number,
+  { aim, dt, off, pick }: Step,
+  seen: Seen,
+  policies: readonly AnyPolicy[],
+): number {
+  const policy = policies[pick % policies.length] as AnyPolicy;
+  const result = seen.last?.policies[pick % policies.length];
+  let target: number | undefined;
+  if (aim === 'reset' && result !== undefined && result.resetMs > 0)
+    target = (seen.last?.nowMs ?? now) + result.resetMs;
+  if (aim === 'retry' && result !== undefined && result.retryAfterMs > 0)
+    target = (seen.last?.nowMs ?? now) + result.retryAfterMs;
+  if (aim === 'expiry' && seen.admitted.length > 0)
+    target = (seen.admitted[pick % seen.admitted.length] as number) + policy.windowMs;
+  // An instant long past would only be a clock far out of step: that has its random steps.
+  return target !== undefined && target + off >= now - 2_000 ? target + off : now + dt;
+}
 
 /** Everything a client or a header could observe, with the policy objects reduced to their names. */
 function observable(decision: Decision) {
@@ -65,6 +114,33 @@ function observable(decision: Decision) {
     draft6: rateLimitHeaders(decision, 'draft-6'),
     draft10: rateLimitHeaders(decision, 'draft-10'),
   };
+}
+
+/**
+ * Plays a trace through both limiters on one clock and fails at the first decision on which they differ. Every
+ * figure must be a whole number: a NaN or a fraction would be a bug even where both engines agree on it.
+ */
+export async function replay(
+  clock: TestClock,
+  memory: Limiter,
+  remote: Limiter,
+  steps: readonly Step[],
+): Promise<void> {
+  const seen = new Map<string, Seen>();
+  for (const s of steps) {
+    const client = seen.get(s.id) ?? { admitted: [] };
+    seen.set(s.id, client);
+    clock.now = nextNow(clock.now, s, client, memory.policies);
+    const options = { cost: s.cost };
+    const [m, r] = s.peek
+      ? [await memory.peek(s.id, options), await remote.peek(s.id, options)]
+      : [await memory.consume(s.id, options), await remote.consume(s.id, options)];
+    assert.deepEqual(observable(r), observable(m));
+    for (const figure of [m.remaining, m.resetMs, m.retryAfterMs ?? 0, ...m.policies.map((p) => p.resetMs)])
+      assert.ok(Number.isSafeInteger(figure) && figure >= -1, `a whole figure, not ${figure}`);
+    client.last = m;
+    if (m.allowed && !s.peek && s.cost > 0) client.admitted.push(clock.now);
+  }
 }
 
 export function runDifferential(
@@ -77,7 +153,7 @@ export function runDifferential(
     let fixture: RedisFixture | undefined;
     // Keys outlive a run by an hour (below); a per-run tag keeps a reused TEST_REDIS_* server from replaying them.
     const run = randomUUID().slice(0, 8);
-    let traces = 0;
+    let played = 0;
     after(async () => fixture?.close());
 
     it('gives identical decisions and headers on random traces', async () => {
@@ -92,21 +168,15 @@ export function runDifferential(
       });
       const redis = fixture.store;
       await fc.assert(
-        fc.asyncProperty(policy, fc.array(step, { minLength: 1, maxLength: 40 }), async (policies, steps) => {
-          const scope = `diff-${run}-${++traces}`;
+        fc.asyncProperty(traces(), async ([policies, steps]) => {
+          const scope = `diff-${run}-${++played}`;
           const memory = createLimiter({
             policy: policies,
             scope,
             store: new MemoryStore({ clock: clock.read, autoCleanup: false }),
           });
           const remote = createLimiter({ policy: policies, scope, store: redis });
-          for (const { dt, id, cost, peek } of steps) {
-            clock.now += dt;
-            const [m, r] = peek
-              ? [await memory.peek(id, { cost }), await remote.peek(id, { cost })]
-              : [await memory.consume(id, { cost }), await remote.consume(id, { cost })];
-            assert.deepEqual(observable(r), observable(m));
-          }
+          await replay(clock, memory, remote, steps);
         }),
         { numRuns },
       );
