@@ -4,8 +4,10 @@ import { after, describe, it } from 'node:test';
 import {
   type AnyPolicy,
   createLimiter,
+  type Decision,
   fixedWindow,
   type Limiter,
+  rateLimitHeaders,
   type Store,
   slidingWindow,
   slidingWindowCounter,
@@ -33,6 +35,18 @@ const POLICIES: Record<string, () => AnyPolicy> = {
 };
 
 let scopes = 0;
+
+/** What a client is told, without the per-policy detail. */
+function figures({ allowed, remaining, resetMs, retryAfterMs }: Decision) {
+  return { allowed, remaining, resetMs, retryAfterMs };
+}
+
+/** The keys a store holds for one scope. */
+async function keysOf(store: Store, scope: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of store.keys?.() ?? []) if (key.startsWith(`${scope}|`)) keys.push(key);
+  return keys;
+}
 const uniqueScope = () => `contract-${process.pid}-${++scopes}`;
 
 export function runStoreContract(
@@ -100,6 +114,56 @@ export function runStoreContract(
           assert.equal((await l.peek('p')).remaining, 2);
           await l.reset('p');
           assert.equal((await l.consume('p')).remaining, 4);
+        });
+
+        it('spending nothing writes nothing and reports a client at rest', async () => {
+          const l = await limiter(make());
+          for (const decision of [await l.peek('idle', { cost: 0 }), await l.consume('idle', { cost: 0 })]) {
+            assert.deepEqual(figures(decision), {
+              allowed: true,
+              remaining: 5,
+              resetMs: 0,
+              retryAfterMs: undefined,
+            });
+          }
+          assert.deepEqual(await keysOf(await store(), l.scope), [], 'no key for a cost of 0');
+          const first = await l.consume('idle');
+          assert.equal(first.remaining, 4);
+          assert.ok(first.resetMs > 0);
+          // Nor does it move a live state: the next decision is the one it would have been.
+          clock.now += 100;
+          const [peeked, spent] = [await l.peek('idle'), await l.consume('idle', { cost: 0 })];
+          assert.deepEqual(figures(await l.peek('idle')), figures(peeked));
+          assert.equal(spent.remaining, 4);
+        });
+
+        it('a cost above the limit on an empty client: denied for good, with whole figures and no write', async () => {
+          const l = await limiter(make());
+          const denied = await l.consume('greedy', { cost: 6 });
+          assert.deepEqual(figures(denied), {
+            allowed: false,
+            remaining: 5,
+            resetMs: 0,
+            retryAfterMs: undefined,
+          });
+          assert.deepEqual(await keysOf(await store(), l.scope), []);
+          for (const style of ['draft-6', 'draft-10'] as const) {
+            const headers = Object.values(rateLimitHeaders(denied, style)).join(' ');
+            assert.doesNotMatch(headers, /NaN|undefined|(^|[ =])-\d/, style);
+          }
+        });
+
+        it('once its state has come to rest, a peek reports a full quota and nothing to reset', async () => {
+          const l = await limiter(make());
+          await l.consume('rested', { cost: 3 });
+          clock.now += 2 * 10_000 + 1;
+          assert.deepEqual(figures(await l.peek('rested')), figures(await l.peek('never-seen')));
+          assert.deepEqual(figures(await l.peek('rested', { cost: 0 })), {
+            allowed: true,
+            remaining: 5,
+            resetMs: 0,
+            retryAfterMs: undefined,
+          });
         });
 
         it('never admits more than the limit under concurrent requests', async () => {
