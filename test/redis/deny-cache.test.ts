@@ -31,9 +31,10 @@ describeWithRedis('local deny cache', () => {
   });
   after(async () => server.stop());
 
-  it('answers a flooding client locally until its exact retry time', async () => {
+  it('answers a flooding client locally until its exact retry time', async (t) => {
     const clock = new TestClock();
     const store = new RedisStore({ url: server.url, clock: clock.read, commandTimeoutMs: 5000 });
+    t.after(() => store.close());
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 1 }), store });
     for (let i = 0; i < 10; i++) assert.equal((await limiter.consume('flood')).allowed, true);
     const before = await scriptCalls(server);
@@ -50,7 +51,6 @@ describeWithRedis('local deny cache', () => {
     assert.equal((await limiter.consume('flood')).retryAfterMs, 1, 'the cached wait ages with time');
     clock.now += 1;
     assert.equal((await limiter.consume('flood')).allowed, true, 'and ends exactly at the retry time');
-    await store.close();
   });
 
   it('forgets a key on a local reset', async (t) => {
@@ -96,22 +96,24 @@ describeWithRedis('local deny cache', () => {
         .map(slidingWindowCounter),
     );
     const step = fc.record({ dt: fc.integer({ min: 0, max: 700 }), cost: fc.integer({ min: 1, max: 3 }) });
-    await fc.assert(
-      fc.asyncProperty(policy, fc.array(step, { minLength: 1, maxLength: 40 }), async (p, steps) => {
-        traces++;
-        const a = createLimiter({ policy: p, store: cached, scope: `cached-${traces}` });
-        const b = createLimiter({ policy: p, store: direct, scope: `direct-${traces}` });
-        for (const { dt, cost } of steps) {
-          clock.now += dt;
-          const [x, y] = [await a.consume('id', { cost }), await b.consume('id', { cost })];
-          assert.equal(x.allowed, y.allowed);
-          assert.equal(x.retryAfterMs, y.retryAfterMs);
-        }
-      }),
-      { numRuns: 150 },
-    );
-    assert.ok(cached.metrics.localDenials > 0, 'the property exercised the cache');
-    await cached.close();
-    await direct.close();
+    try {
+      await fc.assert(
+        fc.asyncProperty(policy, fc.array(step, { minLength: 1, maxLength: 40 }), async (p, steps) => {
+          traces++;
+          const a = createLimiter({ policy: p, store: cached, scope: `cached-${traces}` });
+          const b = createLimiter({ policy: p, store: direct, scope: `direct-${traces}` });
+          for (const { dt, cost } of steps) {
+            clock.now += dt;
+            const [x, y] = [await a.consume('id', { cost }), await b.consume('id', { cost })];
+            assert.equal(x.allowed, y.allowed);
+            assert.equal(x.retryAfterMs, y.retryAfterMs);
+          }
+        }),
+        { numRuns: 150 },
+      );
+      assert.ok(cached.metrics.localDenials > 0, 'the property exercised the cache');
+    } finally {
+      await Promise.all([cached.close(), direct.close()]);
+    }
   });
 });
