@@ -90,14 +90,14 @@ describe('Fastify per-route config.rateLimit', () => {
     }
   });
 
-  it('rejects a bad route config when the route is declared', async () => {
+  it('rejects a bad route config when the route is declared', async (t) => {
     const app = Fastify();
+    t.after(() => app.close());
     await app.register(rateLimit, { limiter: bucket(1) });
     assert.throws(
       () => app.get('/bad', { config: { rateLimit: { statusCode: 200 } } }, async () => 'bad'),
       (error: { code?: unknown; option?: unknown }) =>
         error.code === 'ERR_TOLLGATE_CONFIG' && error.option === 'statusCode',
     );
-    await app.close();
   });
 });

@@ -276,13 +276,14 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   }
 
   describe('a master that refuses writes (out of memory, PING still answered)', () => {
-    it('only its slots take the fail mode, its breaker stays open while the others enforce, health() says so', async () => {
+    it('only its slots take the fail mode, its breaker stays open while the others enforce, health() says so', async (t) => {
       const fixture = await openClusterStore('ioredis, own connection', cluster, {
         ...FAST_FAILURE,
         reconnectCooldownMs: 50,
         failOpen: false,
         logger: quietLogger,
       });
+      t.after(() => fixture.close());
       const { store } = fixture;
       const limiter = createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store });
       const ids = await idsByMaster(cluster, store, limiter, 'oom', 1);
@@ -314,14 +315,10 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
       } finally {
         await cluster.command(victim, 'CONFIG', 'SET', 'maxmemory', '0');
       }
-      try {
-        const deadline = Date.now() + 10_000;
-        while (store.breakerOpen && Date.now() < deadline) await sleep(20);
-        assert.equal(store.breakerOpen, false, 'closed once the master accepts writes again');
-        assert.deepEqual([(await limiter.consume(victimId)).degraded], [undefined]);
-      } finally {
-        await fixture.close();
-      }
+      const deadline = Date.now() + 10_000;
+      while (store.breakerOpen && Date.now() < deadline) await sleep(20);
+      assert.equal(store.breakerOpen, false, 'closed once the master accepts writes again');
+      assert.deepEqual([(await limiter.consume(victimId)).degraded], [undefined]);
     });
   });
 

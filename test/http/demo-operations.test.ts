@@ -194,9 +194,14 @@ describe('demo: start-up refusals', () => {
     ],
     [{ API_KEYS: 'a,b', PAID_API_KEYS: 'c' }, /PAID_API_KEYS must be a subset of API_KEYS/],
   ] as const) {
-    it(`refuses ${Object.keys(env).join(' + ')} and exits 1 with a clear message`, async () => {
+    it(`refuses ${Object.keys(env).join(' + ')} and exits 1 with a clear message`, async (t) => {
       ensureBuilt(MEMORY_DEMO);
       const demo = launchDemo(MEMORY_DEMO, { ...env, PORT: '0' });
+      // A demo that does not refuse keeps listening, and would keep this file running.
+      t.after(async () => {
+        signalChild(demo.child, 'SIGKILL');
+        await waitForExit(demo.child, 5_000);
+      });
       assert.ok(await waitForExit(demo.child, 10_000), demo.output());
       assert.equal(demo.child.exitCode, 1);
       assert.match(demo.output(), message);

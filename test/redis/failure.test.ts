@@ -66,9 +66,9 @@ describeWithRedis('when Redis is unavailable', () => {
         socket: { reconnectStrategy: () => COOLDOWN_MS, connectTimeout: 500 },
       });
       nodeClient.on('error', () => {});
+      cleanups.push(() => nodeClient.destroy() as unknown as Promise<void>);
       await nodeClient.connect();
       store = new RedisStore({ ...base, client: nodeClient });
-      cleanups.push(() => nodeClient.destroy() as unknown as Promise<void>);
     } else {
       store = new RedisStore({ ...base, url: server.url });
     }
@@ -112,18 +112,21 @@ describeWithRedis('when Redis is unavailable', () => {
     const { server, store, limiter } = await setup({ failOpen: false, breakerThreshold: 3 });
     assert.equal((await limiter.consume('p')).degraded, undefined);
     server.pause();
-    const hung = [];
-    for (let i = 0; i < 3; i++) hung.push(await timedConsume(limiter, 'p'));
-    for (const { decision, ms } of hung) {
-      assert.equal(decision.degraded, 'fail-closed');
-      assert.ok(ms >= COMMAND_TIMEOUT_MS - 5 && ms < COMMAND_TIMEOUT_MS + MARGIN_MS, `${ms} ms`);
+    try {
+      const hung = [];
+      for (let i = 0; i < 3; i++) hung.push(await timedConsume(limiter, 'p'));
+      for (const { decision, ms } of hung) {
+        assert.equal(decision.degraded, 'fail-closed');
+        assert.ok(ms >= COMMAND_TIMEOUT_MS - 5 && ms < COMMAND_TIMEOUT_MS + MARGIN_MS, `${ms} ms`);
+      }
+      assert.equal(store.metrics.timeouts, 3);
+      assert.equal(store.breakerOpen, true);
+      const fast = await Promise.all(Array.from({ length: 50 }, () => timedConsume(limiter, 'p')));
+      assert.ok(fast.every((r) => r.decision.degraded === 'fail-closed'));
+      assert.equal(store.metrics.timeouts, 3, 'an open breaker sends nothing to Redis, so nothing times out');
+    } finally {
+      server.resume();
     }
-    assert.equal(store.metrics.timeouts, 3);
-    assert.equal(store.breakerOpen, true);
-    const fast = await Promise.all(Array.from({ length: 50 }, () => timedConsume(limiter, 'p')));
-    assert.ok(fast.every((r) => r.decision.degraded === 'fail-closed'));
-    assert.equal(store.metrics.timeouts, 3, 'an open breaker sends nothing to Redis, so nothing times out');
-    server.resume();
     await waitFor('the breaker to close', async () => (store.breakerOpen ? undefined : true));
     assert.equal((await limiter.consume('p')).degraded, undefined);
     assert.equal(store.metrics.breakerTrips, 1);

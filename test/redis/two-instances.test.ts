@@ -88,12 +88,17 @@ describeWithRedis('two start:redis instances on one Redis', () => {
     assert.equal((await fetch(`${url}/health`)).status, 200);
   });
 
-  it('refuses to start with REQUIRE_REDIS=1 when Redis is unreachable', async () => {
+  it('refuses to start with REQUIRE_REDIS=1 when Redis is unreachable', async (t) => {
     const [deadRedis, port] = await freePorts(2);
     const demo = launch({
       PORT: String(port),
       REDIS_URL: `redis://127.0.0.1:${deadRedis}`,
       REQUIRE_REDIS: '1',
+    });
+    // A demo that does not refuse keeps listening, and would keep this file running.
+    t.after(async () => {
+      signalChild(demo.child, 'SIGKILL');
+      await waitForExit(demo.child, 5_000);
     });
     assert.ok(await waitForExit(demo.child, 5_000), `still running:\n${demo.output()}`);
     assert.equal(demo.child.exitCode, 1, demo.output());
