@@ -1,6 +1,5 @@
 // Limiter-level tests: createLimiter validation, consume/peek/reset, multi-policy limits, keys, and the MemoryStore.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { describe, it, mock } from 'node:test';
 import {
   type AnyPolicy,
@@ -413,27 +412,6 @@ describe('MemoryStore', () => {
       assert.equal(store.size, 1, 'no sweep after close()');
     } finally {
       mock.timers.reset();
-    }
-  });
-
-  it('the process exits with a live store (its timer is unref()d) and after close()', () => {
-    const index = new URL('../../src/index.ts', import.meta.url).href;
-    for (const close of [false, true]) {
-      const code = `
-        const { MemoryStore, createLimiter, fixedWindow } = await import(${JSON.stringify(index)});
-        const store = new MemoryStore({ cleanupIntervalMs: 5 });
-        const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 1000 }), store });
-        await limiter.consume('a');
-        ${close ? 'store.close();' : ''}
-        console.log('done');
-      `;
-      const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-        encoding: 'utf8',
-        timeout: 15_000,
-      });
-      assert.equal(child.error, undefined);
-      assert.equal(child.status, 0, child.stderr);
-      assert.equal(child.stdout.trim(), 'done');
     }
   });
 
