@@ -85,8 +85,18 @@ describe('toDecision: the binding policy', () => {
     assert.equal(decide(false, deny(2, 0, -1), deny(3, 0, -1)).limit, 10);
   });
 
-  it('a denial at a wait of 0 still carries it (the request may be retried at once)', () => {
+  it('a denial at a wait of 0 still carries it (the request may be retried at once), and ranks as a wait', () => {
     assert.equal(decide(false, deny(0, 0, 0)).retryAfterMs, 0);
+    // Over an admitting policy, however few units that one has left.
+    assert.deepEqual(figures(decide(false, allow(0, 100), deny(3, 50, 0))), {
+      limit: 20,
+      remaining: 3,
+      resetMs: 50,
+      retryAfterMs: 0,
+    });
+    // Below any longer wait, before it or after it.
+    assert.equal(decide(false, deny(0, 0, 0), deny(0, 100, 100)).limit, 20);
+    assert.equal(decide(false, deny(0, 100, 100), deny(0, 0, 0)).limit, 10);
   });
 
   it("keeps every policy's own result, in the limiter's order, and the store's clock and fail mode", () => {
