@@ -45,7 +45,7 @@ function transition(
   // A clock that went backwards is held at the newest entry, so the log stays ordered and nothing expires early.
   const now = newest === undefined ? nowMs : Math.max(nowMs, newest);
   let drop = 0;
-  while (drop < log.length && (log[drop] as number) <= now - windowMs) drop++;
+  while ((log[drop] ?? Number.POSITIVE_INFINITY) <= now - windowMs) drop++;
   const used = log.length - drop;
   // Waits are measured from the clock as given: after a step back they come out longer, never too short.
   const leaves = (t: number) => t + windowMs - nowMs;
@@ -58,14 +58,14 @@ function transition(
       ttlMs: resetMs,
     };
   }
-  // Enough of the oldest live entries must leave the window for this cost to fit.
-  const mustLeave = log[drop + used + cost - limit - 1];
+  // A cost within the limit fits once enough of the oldest live entries have left: the last of them is live, as
+  // used + cost > limit. No wait makes room for a cost above the limit.
   return {
     result: {
       allowed: false,
       remaining: limit - used,
-      resetMs: used > 0 && newest !== undefined ? leaves(newest) : 0,
-      retryAfterMs: cost <= limit && mustLeave !== undefined ? leaves(mustLeave) : -1,
+      resetMs: used > 0 ? leaves(newest as number) : 0,
+      retryAfterMs: cost <= limit ? leaves(log[drop + used + cost - limit - 1] as number) : -1,
     },
     next: undefined,
     ttlMs: 0,
