@@ -12,6 +12,7 @@ export type HeaderStyle = 'draft-6' | 'draft-10';
 export const HEADER_STYLES: readonly HeaderStyle[] = ['draft-6', 'draft-10'];
 
 /** Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then. */
+// Stryker disable next-line StringLiteral: every style but 'draft-10' gets the draft-6 fields, so the default's spelling is inert
 export function rateLimitHeaders(decision: Decision, style: HeaderStyle = 'draft-6'): Record<string, string> {
   // A fail-open or fail-closed decision knows nothing of the client's quota: advertising one would be a guess.
   const guessed = decision.degraded === 'fail-open' || decision.degraded === 'fail-closed';

@@ -101,4 +101,19 @@ describe('CircuitBreaker', () => {
     t.mock.timers.tick(10_000);
     assert.deepEqual(events, ['open', 'probe']);
   });
+
+  it('needs no onOpen or onClose', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const breaker = new CircuitBreaker({
+      threshold: 1,
+      probeIntervalMs: 1000,
+      probe: () => Promise.resolve(),
+    });
+    t.after(() => breaker.stop());
+    breaker.failure();
+    assert.equal(breaker.isOpen, true);
+    t.mock.timers.tick(1000);
+    await settle();
+    assert.equal(breaker.isOpen, false);
+  });
 });

@@ -19,6 +19,10 @@ describe('clusterSlot', () => {
       'foo{bar}{zap}': 5061,
       'foo{{bar}}zap': 4015,
       'a{b': 13_340,
+      // A closing brace before any opening one, or before the tag, is just a character.
+      'a}b': 7866,
+      '}{a}': 15_495,
+      'x{y}z': 12_222,
       '': 0,
     };
     for (const [key, slot] of Object.entries(slots)) assert.equal(clusterSlot(key), slot, key);

@@ -94,12 +94,24 @@ describe('DenyCache', () => {
     assert.notEqual(cache.get('k', 1), undefined);
   });
 
-  it('keeps nothing that no wait cures, nor a wait of 0', () => {
-    const { cache } = setup();
+  it('keeps nothing that no wait cures, nor a wait of 0: such a denial takes no room from others', () => {
+    const { cache } = setup(2);
+    cache.set('a', 1, denial, 500);
+    cache.set('b', 1, denial, 500);
     cache.set('never', 1, denial, -1);
     cache.set('now', 1, denial, 0);
     assert.equal(cache.get('never', 1), undefined);
     assert.equal(cache.get('now', 1), undefined);
+    assert.notEqual(cache.get('a', 1), undefined);
+    assert.notEqual(cache.get('b', 1), undefined);
+  });
+
+  it('without a clock, ages entries on the monotonic clock', () => {
+    const cache = new DenyCache(10);
+    cache.set('k', 1, denial, 60_000);
+    const repeated = cache.get('k', 1);
+    assert.equal(repeated?.allowed, false);
+    assert.ok(repeated !== undefined && repeated.nowMs >= 5_000_000 && repeated.nowMs < 5_060_000);
   });
 
   it('delete() forgets a key', () => {
@@ -109,21 +121,25 @@ describe('DenyCache', () => {
     assert.equal(cache.get('k', 1), undefined);
   });
 
-  it('when full, drops the expired entries, then the oldest until half full', () => {
+  it('holds up to its size, and when full drops the expired entries, then the oldest until half full', () => {
     const { cache } = setup(4);
     for (const key of ['a', 'b', 'c', 'd']) cache.set(key, 1, denial, 10_000);
-    cache.set('e', 1, denial, 10_000);
     const held = (keys: string[]) => keys.filter((key) => cache.get(key, 1) !== undefined);
+    assert.deepEqual(held(['a', 'b', 'c', 'd']), ['a', 'b', 'c', 'd']);
+    cache.set('e', 1, denial, 10_000);
     assert.deepEqual(held(['a', 'b', 'c', 'd', 'e']), ['c', 'd', 'e']);
+  });
 
-    const { clock: later, cache: aging } = setup(4);
-    aging.set('short1', 1, denial, 100);
-    aging.set('short2', 1, denial, 100);
-    aging.set('long1', 1, denial, 10_000);
-    aging.set('long2', 1, denial, 10_000);
-    later.now += 100;
-    aging.set('new', 1, denial, 10_000);
-    const kept = ['long1', 'long2', 'new'].filter((key) => aging.get(key, 1) !== undefined);
-    assert.deepEqual(kept, ['long1', 'long2', 'new'], 'only the expired entries made room');
+  it('when full, makes room from the expired entries first, though they are the newest', () => {
+    const { clock, cache } = setup(4);
+    cache.set('long1', 1, denial, 10_000);
+    cache.set('long2', 1, denial, 10_000);
+    cache.set('short1', 1, denial, 100);
+    cache.set('short2', 1, denial, 100);
+    // At exactly their retry time the short ones have expired.
+    clock.now += 100;
+    cache.set('new', 1, denial, 10_000);
+    const kept = ['long1', 'long2', 'new'].filter((key) => cache.get(key, 1) !== undefined);
+    assert.deepEqual(kept, ['long1', 'long2', 'new']);
   });
 });

@@ -1,6 +1,7 @@
 // Header fields against hand-computed values, for every style: never against rateLimitHeaders itself.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { HEADER_STYLES } from '../../src/headers.js';
 import {
   type AnyPolicy,
   type Decision,
@@ -233,5 +234,25 @@ describe('degraded decisions', () => {
       'RateLimit-Policy': '"fixed-window";q=100;w=60',
       RateLimit: '"fixed-window";r=4;t=2',
     });
+  });
+});
+
+describe('HEADER_STYLES', () => {
+  it('names every style, in order, each with its own fields', () => {
+    assert.deepEqual(HEADER_STYLES, ['draft-6', 'draft-10']);
+    const fields = HEADER_STYLES.map((style) =>
+      Object.keys(rateLimitHeaders(decision(1, 1000), style)).sort(),
+    );
+    assert.deepEqual(fields, [
+      [
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+      ],
+      ['RateLimit', 'RateLimit-Policy'],
+    ]);
   });
 });

@@ -54,14 +54,14 @@ export class CircuitBreaker {
     this.#probing = true;
     try {
       await this.#options.probe();
-      if (!this.isOpen) return;
-      this.stop();
-      this.#failures = 0;
-      this.#options.onClose?.();
     } catch {
-      // Still down: the next interval probes again.
+      return; // Still down: the next interval probes again.
     } finally {
       this.#probing = false;
     }
+    if (!this.isOpen) return;
+    this.stop();
+    this.#failures = 0;
+    this.#options.onClose?.();
   }
 }
