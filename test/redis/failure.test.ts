@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { after, afterEach, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
-import { createLimiter, type Decision, type Limiter, tokenBucket } from '../../src/index.js';
+import { createLimiter, type Decision, fixedWindow, type Limiter, tokenBucket } from '../../src/index.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
 import { freePorts, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
@@ -176,6 +176,17 @@ describeWithRedis('when Redis is unavailable', () => {
     assert.equal(store.metrics.fallbackDecisions, 8);
     assert.equal(store.metrics.degradedAllowed, 5);
     assert.equal(store.metrics.degradedDenied, 3);
+  });
+
+  it("fallback: 'memory' keeps a limit of 0 at 0: a share of nothing admits nothing", async () => {
+    const { server, store } = await setup({ fallback: 'memory', fallbackShare: 0.5, breakerThreshold: 1 });
+    const closed = createLimiter({ policy: fixedWindow({ limit: 0, windowMs: '1m' }), store });
+    await server.kill('SIGKILL');
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await closed.consume('none'));
+    assert.ok(
+      decisions.every((d) => d.degraded === 'fallback' && !d.allowed && d.retryAfterMs === undefined),
+    );
   });
 
   it('fallback: the error log names the memory fallback, and a degraded decision keeps the injected clock', async () => {
