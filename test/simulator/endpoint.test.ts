@@ -138,15 +138,11 @@ describe('POST /api/simulate', () => {
     while (simulationWork(churningLogs(limit + 1)) <= MAX_SIMULATION_WORK) limit++;
     assert.equal((await post(churningLogs(limit + 1))).status, 400);
     const input = churningLogs(limit);
-    const started = performance.now();
     const { status, json } = await post(input);
-    const elapsedMs = performance.now() - started;
     assert.equal(status, 200, JSON.stringify(json).slice(0, 500));
     const summaries = (json.policies as { summary: { admitted: number } }[]).map((p) => p.summary.admitted);
     assert.deepEqual(summaries, [20_000, 20_000, 20_000, 20_000]);
     assert.deepEqual(json, JSON.parse(JSON.stringify(simulate(input))));
-    // The cap keeps this near a quarter of a second; the bound only guards against the cap being lost.
-    assert.ok(elapsedMs < 2_000, `took ${elapsedMs} ms`);
   });
 
   it('admits every scenario of the page at its defaults well inside the cap', () => {
