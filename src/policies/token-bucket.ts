@@ -54,6 +54,7 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   // 1e-9 absorbs float noise such as 1e6 / 0.1 = 10000000.000000002, which must stay 10 s, not 10 s + 1 µs.
   const interval = perSecond === 0 ? 0 : Math.ceil(1_000_000 / perSecond - 1e-9);
   // The time to refill from empty must stay exact in both engines: below 2^51 µs, about 71 years.
+  // Stryker disable next-line EqualityOperator: an integer interval never equals MAX_EXACT / 4 (2^51 - 0.25)
   if (interval > MAX_EXACT / 4) {
     const option = requestsPerMinute === undefined ? 'refillPerSecond' : 'requestsPerMinute';
     throw configError(
@@ -62,6 +63,7 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
       requestsPerMinute ?? perSecond,
     );
   }
+  // Stryker disable next-line EqualityOperator: a product of integers never equals MAX_EXACT / 4 (2^51 - 0.25)
   if (capacity * interval > MAX_EXACT / 4) {
     throw configError(
       'capacity',

@@ -16,6 +16,7 @@ export function windowParams(options: WindowOptions): { limit: number; windowMs:
   const limit = nonNegativeInteger('limit', options.limit);
   const windowMs = parseDuration('windowMs', options.windowMs);
   // The counter policy compares limit * window products; keep them exact in both engines.
+  // Stryker disable next-line EqualityOperator: a product of integers never equals MAX_EXACT / 4 (2^51 - 0.25)
   if (limit * windowMs > MAX_EXACT / 4) throw configError('limit', 'times `windowMs` must stay below 2^51');
   return { limit, windowMs };
 }

@@ -15,5 +15,8 @@ import '../policies/sliding-window-counter.test.js';
 import '../policies/limiter.test.js';
 import '../contract/memory-store.test.js';
 import '../policies/scale.test.js';
+import '../unit/key.test.js';
+import '../policies/policy-options.test.js';
+import '../policies/limiter-options.test.js';
 import '../policies/retention.test.js';
 import '../policies/properties.test.js';
