@@ -8,6 +8,7 @@ import '../unit/deny-cache.test.js';
 import '../unit/cluster-slot.test.js';
 import '../unit/circuit-breaker.test.js';
 import '../unit/integer.test.js';
+import '../unit/lua-twins.test.js';
 import '../policies/token-bucket.test.js';
 import '../policies/fixed-window.test.js';
 import '../policies/sliding-window.test.js';

@@ -1,0 +1,15 @@
+// Every policy kind has its Lua twin in the script, registered under its own kind with the three steps it needs.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { policyLua } from '../../src/policies/index.js';
+
+it('each policy kind has a Lua twin with load, save and decide', () => {
+  const kinds = ['token-bucket', 'fixed-window', 'sliding-window', 'sliding-window-counter'];
+  assert.deepEqual(Object.keys(policyLua).sort(), [...kinds].sort());
+  for (const kind of kinds) {
+    const lua = policyLua[kind as keyof typeof policyLua];
+    assert.ok(lua.includes(`policies['${kind}'] = {`), kind);
+    for (const step of ['load = function(key)', 'save = function(key, ', 'decide = function('])
+      assert.ok(lua.includes(step), `${kind}: ${step}`);
+  }
+});
