@@ -38,7 +38,10 @@ export interface MemoryStoreOptions {
  */
 type Table = Map<string, number>;
 /** The table key of a policy that is alone in its limiter (its bucket key has no member). */
+// Stryker disable next-line StringLiteral: any string that no policy name can be would do
 const ALONE = '';
+/** What the eviction scan starts from: no table at all. */
+const NO_TABLE: Table = new Map();
 
 export interface MemoryStoreMetrics {
   /** Buckets dropped to stay within `maxClients` while still holding state. */
@@ -99,8 +102,8 @@ export class MemoryStore implements Store {
     }
     const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
     for (let i = 0; i < evaluation.writes.length; i++) {
+      // Writes come only when every policy allowed, and an allowed transition always has a state to store.
       const write = evaluation.writes[i] as Transition<unknown>;
-      if (write.next === undefined) continue;
       // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
       const restMs = write.ttlMs < 0 ? Number.POSITIVE_INFINITY : write.ttlMs;
       const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
@@ -139,8 +142,9 @@ export class MemoryStore implements Store {
       const parsed = parseBucketKey(key);
       if (parsed === undefined) continue;
       const table = this.#scopes.get(parsed.scope)?.get(parsed.member ?? ALONE);
-      const slot = table?.get(parsed.identifier);
-      if (table !== undefined && slot !== undefined) this.#remove(table, parsed.identifier, slot);
+      if (table === undefined) continue;
+      const slot = table.get(parsed.identifier);
+      if (slot !== undefined) this.#remove(table, parsed.identifier, slot);
     }
   }
 
@@ -234,28 +238,28 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Second chance, in the table holding the most buckets (the bound is shared; the busiest table gives one up):
-   * from its oldest, a bucket read since the hand last passed it moves to the young end. The request's own
-   * buckets (`keep`) are never candidates; when they are all the busiest table holds, the next busiest gives one.
+   * Second chance, in the table holding the most buckets (the bound is shared; the busiest table, of equals the
+   * one made first, gives one up): from its oldest, a bucket read since the hand last passed it moves to the young
+   * end. The request's own buckets (`keep`) are never candidates; when they are all the busiest table holds,
+   * another table gives one.
    */
   #evict(nowMs: number, keep: readonly (number | undefined)[]): void {
-    let largest: Table | undefined;
+    let largest: Table = NO_TABLE;
     for (const tables of this.#scopes.values())
-      for (const table of tables.values())
-        if (largest === undefined || table.size > largest.size) largest = table;
-    if (largest === undefined || this.#evictFrom(largest, nowMs, keep)) return;
-    // Only when the busiest table holds nothing but this request's buckets (a tiny `maxClients`).
-    const others = [...this.#scopes.values()].flatMap((tables) => [...tables.values()]);
-    others.sort((a, b) => b.size - a.size);
-    for (const table of others) if (table !== largest && this.#evictFrom(table, nowMs, keep)) return;
+      for (const table of tables.values()) if (table.size > largest.size) largest = table;
+    if (this.#evictFrom(largest, nowMs, keep)) return;
+    // Only when the busiest table holds nothing but this request's buckets, at most one per table (a tiny
+    // `maxClients`): then every table holds at most one, and the first holding another's gives it.
+    for (const tables of this.#scopes.values())
+      for (const table of tables.values()) if (this.#evictFrom(table, nowMs, keep)) return;
   }
 
+  /**
+   * The scan ends by itself, each bucket passed at most twice: `keep` stays put, and a bucket moved to the young end
+   * for its second chance, met again, has had it.
+   */
   #evictFrom(table: Table, nowMs: number, keep: readonly (number | undefined)[]): boolean {
-    let passed = 0;
-    const size = table.size;
     for (const [id, slot] of table) {
-      // Each bucket is passed at most twice: once to take its second chance, once to be evicted.
-      if (passed++ === 2 * size) break;
       // Its row would be handed to the new bucket while the request still uses it.
       if (keep.includes(slot)) continue;
       if (this.#slots.takeSecondChance(slot)) {

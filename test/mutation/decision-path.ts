@@ -19,5 +19,8 @@ import '../policies/scale.test.js';
 import '../unit/key.test.js';
 import '../policies/policy-options.test.js';
 import '../policies/limiter-options.test.js';
+import '../policies/memory-store.test.js';
+import '../unit/bucket-pool.test.js';
+import '../unit/retention-cap.test.js';
 import '../policies/retention.test.js';
 import '../policies/properties.test.js';

@@ -1,0 +1,222 @@
+// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxClients, reset, sweep and kinds.
+import assert from 'node:assert/strict';
+import { describe, it, mock } from 'node:test';
+import {
+  type AnyPolicy,
+  createLimiter,
+  fixedWindow,
+  MemoryStore,
+  type MemoryStoreOptions,
+  tokenBucket,
+} from '../../src/index.js';
+
+/** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
+function manualStore(options: MemoryStoreOptions = {}) {
+  const clock = { now: 0 };
+  const store = new MemoryStore({ ...options, clock: () => clock.now, autoCleanup: false });
+  return { clock, store };
+}
+
+async function liveKeys(store: MemoryStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of store.keys()) keys.push(key);
+  return keys;
+}
+
+/** One request a second passes; each bucket is at rest 1000 ms after its window opened. */
+const perSecond = (name?: string) =>
+  fixedWindow(name === undefined ? { limit: 1, windowMs: 1000 } : { limit: 1, windowMs: 1000, name });
+
+describe('MemoryStore options', () => {
+  it('refuses bad options with messages that say what is wrong', () => {
+    assert.throws(() => new MemoryStore({ maxClient: 5 } as MemoryStoreOptions), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      message: '`maxClient` is not an option of MemoryStore',
+    });
+    assert.throws(() => new MemoryStore({ cleanupIntervalMs: '25d' }), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'cleanupIntervalMs',
+      message: '`cleanupIntervalMs` must be at most 2147483647 ms (about 24.8 days) (received 2160000000)',
+    });
+    assert.throws(() => new MemoryStore({ autoCleanup: 'no' as unknown as boolean }), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      message: '`autoCleanup` must be a boolean (received "no")',
+    });
+  });
+
+  it('refuses a limiter with more policies than maxClients buckets', () => {
+    const { store } = manualStore({ maxClients: 1 });
+    assert.throws(() => createLimiter({ policy: [perSecond('a'), perSecond('b')], store }), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'maxClients',
+      message:
+        '`maxClients` must be at least the number of policies of a limiter on this store (2) (received 1)',
+    });
+  });
+
+  it('a direct request needing more buckets of one kind than maxClients is refused, naming maxClients', () => {
+    const { store } = manualStore({ maxClients: 1 });
+    const request = {
+      scope: 's',
+      id: 'x',
+      policies: [perSecond('a'), perSecond('b')],
+      cost: 1,
+      dryRun: false,
+    };
+    assert.throws(() => store.evaluate(request), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'maxClients',
+      message: '`maxClients` is below the buckets one request needs (1)',
+    });
+  });
+
+  it('accepts inactiveAfterMs beside a bucket that holds nothing worth keeping (capacity 0)', () => {
+    const { store } = manualStore({ inactiveAfterMs: 1 });
+    const never = tokenBucket({ capacity: 0, refillPerSecond: 1 });
+    assert.equal(never.retentionMs, 0);
+    assert.ok(createLimiter({ policy: never, store }));
+  });
+
+  it('autoCleanup: false starts no sweep timer; true does', async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    try {
+      let now = 0;
+      const manual = new MemoryStore({ clock: () => now, cleanupIntervalMs: 1000, autoCleanup: false });
+      const timed = new MemoryStore({ clock: () => now, cleanupIntervalMs: 1000, autoCleanup: true });
+      await createLimiter({ policy: perSecond(), store: manual }).consume('a');
+      await createLimiter({ policy: perSecond(), store: timed }).consume('a');
+      now = 5000;
+      mock.timers.tick(5000);
+      assert.equal(manual.size, 1);
+      assert.equal(timed.size, 0);
+      assert.equal(manual.sweep(), 1);
+      manual.close();
+      timed.close();
+    } finally {
+      mock.timers.reset();
+    }
+  });
+});
+
+describe('MemoryStore under maxClients', () => {
+  it('holds more than 1024 buckets of one kind when maxClients allows, each with its own state', async () => {
+    const { store } = manualStore({ maxClients: 1500 });
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 2, refillPerSecond: 0 }), store });
+    for (let i = 0; i < 1500; i++) await limiter.consume(`c${i}`);
+    assert.equal(store.size, 1500);
+    assert.equal(store.metrics.evictions, 0);
+    // One of two tokens spent: a peek at cost 1 leaves none (a forgotten client would have one left).
+    for (const i of [0, 1023, 1024, 1499]) assert.equal((await limiter.peek(`c${i}`)).remaining, 0, `c${i}`);
+    await limiter.consume('one-more');
+    assert.equal(store.size, 1500);
+    assert.equal(store.metrics.evictions, 1);
+  });
+
+  it('of tables holding equally many, the one holding buckets longest gives one up', async () => {
+    const { store } = manualStore({ maxClients: 2 });
+    const a = createLimiter({ policy: perSecond(), store, scope: 'a' });
+    const b = createLimiter({ policy: perSecond(), store, scope: 'b' });
+    const c = createLimiter({ policy: perSecond(), store, scope: 'c' });
+    await a.consume('x');
+    await b.consume('x');
+    await c.consume('x');
+    assert.deepEqual(await liveKeys(store), ['b|x', 'c|x']);
+  });
+
+  it('a scope the sweep emptied counts as new when it holds buckets again', async () => {
+    const { clock, store } = manualStore({ maxClients: 2 });
+    const a = createLimiter({ policy: perSecond(), store, scope: 'a' });
+    const b = createLimiter({ policy: perSecond(), store, scope: 'b' });
+    const c = createLimiter({ policy: perSecond(), store, scope: 'c' });
+    await a.consume('x');
+    clock.now = 500;
+    await b.consume('x');
+    clock.now = 1000;
+    assert.equal(store.sweep(), 1);
+    await a.consume('y');
+    // 'b' now holds its bucket longer than 'a', whose table and scope were dropped and made anew.
+    await c.consume('x');
+    assert.deepEqual(await liveKeys(store), ['a|y', 'c|x']);
+  });
+
+  it("when the busiest table holds only the request's own bucket, the next table gives one, and only one", async () => {
+    const { clock, store } = manualStore({ maxClients: 3 });
+    const both = createLimiter({
+      policy: [fixedWindow({ limit: 5, windowMs: 60_000, name: 'minute' }), perSecond('second')],
+      store,
+      scope: 'a',
+    });
+    await both.consume('x');
+    clock.now = 1000;
+    // Drops x's 'second' bucket: x keeps one bucket, alone in the first table.
+    assert.equal(store.sweep(), 1);
+    await createLimiter({ policy: perSecond(), store, scope: 'b' }).consume('m');
+    await createLimiter({ policy: perSecond(), store, scope: 'c' }).consume('n');
+    assert.deepEqual(
+      (await both.consume('x')).policies.map((p) => p.remaining),
+      [3, 0],
+    );
+    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual(await liveKeys(store), ['{a|x}:minute', '{a|x}:second', 'c|n']);
+  });
+
+  it('evicting a bucket whose rest falls exactly now is not counted as an eviction', async () => {
+    const { clock, store } = manualStore({ maxClients: 1 });
+    const limiter = createLimiter({ policy: perSecond(), store });
+    await limiter.consume('a');
+    clock.now = 999;
+    await limiter.consume('b');
+    assert.equal(store.metrics.evictions, 1);
+    clock.now = 1999;
+    await limiter.consume('c');
+    assert.equal(store.metrics.evictions, 1);
+  });
+});
+
+describe('MemoryStore bookkeeping', () => {
+  it('reset ignores keys of scopes, policies and identifiers it does not hold', async () => {
+    const { store } = manualStore();
+    const both = createLimiter({ policy: [perSecond('a'), perSecond('b')], store, scope: 'kept' });
+    await both.consume('x');
+    store.reset(['elsewhere|x', '{kept|x}:c', 'kept|x', '{kept|y}:a']);
+    assert.equal(store.size, 2);
+    store.reset(['{kept|x}:a']);
+    assert.deepEqual(await liveKeys(store), ['{kept|x}:b']);
+  });
+
+  it('a state at rest as soon as written (ttlMs 0) is not listed and goes at the next sweep', async () => {
+    const { store } = manualStore();
+    const base = fixedWindow({ limit: 5, windowMs: 1000 });
+    const restsAtOnce: AnyPolicy = {
+      ...base,
+      evaluate: (state, nowMs, cost) => ({ ...base.evaluate(state, nowMs, cost), ttlMs: 0 }),
+    };
+    store.evaluate({ scope: 's', id: 'x', policies: [restsAtOnce], cost: 1, dryRun: false });
+    assert.equal(store.size, 1);
+    assert.deepEqual(await liveKeys(store), []);
+    assert.equal(store.sweep(), 1);
+    assert.equal(store.size, 0);
+  });
+
+  it("another kind's bucket under the same key: a peek leaves it, a consume replaces it", async () => {
+    const { store } = manualStore();
+    const window = createLimiter({
+      policy: fixedWindow({ limit: 1, windowMs: '1m' }),
+      store,
+      scope: 'changed',
+    });
+    const bucket = createLimiter({
+      policy: tokenBucket({ capacity: 1, refillPerSecond: 0 }),
+      store,
+      scope: 'changed',
+    });
+    await window.consume('x');
+    assert.equal((await bucket.peek('x')).allowed, true);
+    assert.equal(store.size, 1);
+    assert.equal((await window.consume('x')).allowed, false, 'the window is still spent');
+    assert.equal((await bucket.consume('x')).allowed, true);
+    assert.equal(store.size, 1);
+    assert.equal((await bucket.consume('x')).allowed, false, 'the bucket is spent');
+    assert.equal(store.size, 1);
+  });
+});
