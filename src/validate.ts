@@ -1,8 +1,12 @@
 // Option checks shared by every factory, so each rule and its wording exist once.
 import { configError } from './errors.js';
 
-/** Largest integer both engines (JavaScript and Redis Lua doubles) represent exactly. */
-export const MAX_EXACT = Number.MAX_SAFE_INTEGER;
+/**
+ * The longest span a policy's state may cover (limit x window in ms, capacity x refill interval in µs): a quarter of
+ * the integers both engines (JavaScript and Redis Lua doubles) represent exactly, leaving room for the clock it is
+ * added to.
+ */
+export const MAX_SPAN = 2 ** 51;
 
 export function positiveInteger(option: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {

@@ -1,7 +1,7 @@
 // Token bucket, stored GCRA-style as one integer (the theoretical arrival time), and its Lua twin.
 import { configError } from '../errors.js';
 import { ceilDiv, floorDiv } from '../integer.js';
-import { MAX_EXACT, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
+import { MAX_SPAN, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
 import { type Policy, type PolicyNameOption, policyName, scaledQuota, type Transition } from './policy.js';
 
 export interface TokenBucketOptions extends PolicyNameOption {
@@ -54,17 +54,15 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   // 1e-9 absorbs float noise such as 1e6 / 0.1 = 10000000.000000002, which must stay 10 s, not 10 s + 1 µs.
   const interval = perSecond === 0 ? 0 : Math.ceil(1_000_000 / perSecond - 1e-9);
   // The time to refill from empty must stay exact in both engines: below 2^51 µs, about 71 years.
-  // Stryker disable next-line EqualityOperator: an integer interval never equals MAX_EXACT / 4 (2^51 - 0.25)
-  if (interval > MAX_EXACT / 4) {
+  if (interval >= MAX_SPAN) {
     const option = requestsPerMinute === undefined ? 'refillPerSecond' : 'requestsPerMinute';
     throw configError(
       option,
-      'must be 0 (never refills) or at least one token per 2^51 microseconds (about 71 years)',
+      'must be 0 (never refills) or more than one token per 2^51 microseconds (about 71 years)',
       requestsPerMinute ?? perSecond,
     );
   }
-  // Stryker disable next-line EqualityOperator: a product of integers never equals MAX_EXACT / 4 (2^51 - 0.25)
-  if (capacity * interval > MAX_EXACT / 4) {
+  if (capacity * interval >= MAX_SPAN) {
     throw configError(
       'capacity',
       'times the refill interval must stay below 2^51 microseconds (about 71 years)',

@@ -2,7 +2,7 @@
 import type { Duration } from '../duration.js';
 import { parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
-import { MAX_EXACT, nonNegativeInteger } from '../validate.js';
+import { MAX_SPAN, nonNegativeInteger } from '../validate.js';
 import type { PolicyNameOption } from './policy.js';
 
 export interface WindowOptions extends PolicyNameOption {
@@ -16,7 +16,6 @@ export function windowParams(options: WindowOptions): { limit: number; windowMs:
   const limit = nonNegativeInteger('limit', options.limit);
   const windowMs = parseDuration('windowMs', options.windowMs);
   // The counter policy compares limit * window products; keep them exact in both engines.
-  // Stryker disable next-line EqualityOperator: a product of integers never equals MAX_EXACT / 4 (2^51 - 0.25)
-  if (limit * windowMs > MAX_EXACT / 4) throw configError('limit', 'times `windowMs` must stay below 2^51');
+  if (limit * windowMs >= MAX_SPAN) throw configError('limit', 'times `windowMs` must stay below 2^51');
   return { limit, windowMs };
 }

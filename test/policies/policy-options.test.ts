@@ -40,7 +40,7 @@ describe('tokenBucket: the rate', () => {
 
   it('allows a bucket that never refills, but no rate so slow that one token takes 2^51 µs', () => {
     assert.deepEqual(tokenBucket({ capacity: 5, refillPerSecond: 0 }).args, [5, 0]);
-    const slow = 'must be 0 (never refills) or at least one token per 2^51 microseconds (about 71 years)';
+    const slow = 'must be 0 (never refills) or more than one token per 2^51 microseconds (about 71 years)';
     refuses(
       () => tokenBucket({ capacity: 1, refillPerSecond: 1e-10 }),
       'refillPerSecond',
@@ -51,6 +51,14 @@ describe('tokenBucket: the rate', () => {
       'requestsPerMinute',
       `\`requestsPerMinute\` ${slow} (received 6e-9)`,
     );
+    // At the edge: one token per 2^51 - 1 µs passes, one per 2^51 µs does not.
+    assert.deepEqual(tokenBucket({ capacity: 0, refillPerSecond: 1e6 / (2 ** 51 - 1) }).args, [
+      0,
+      2 ** 51 - 1,
+    ]);
+    assert.throws(() => tokenBucket({ capacity: 0, refillPerSecond: 1e6 / 2 ** 51 }), {
+      option: 'refillPerSecond',
+    });
   });
 
   it('takes a fractional requestsPerMinute only with an explicit capacity', () => {

@@ -60,10 +60,17 @@ describe('DenyCache', () => {
 
   it('a reset shorter than the time passed ages to 0, and a wait stays at least 1 ms until it ends', () => {
     const { clock, cache } = setup();
-    const short: StoreResponse = { ...denial, results: [result(false, 0, 100, 800)] };
+    const short: StoreResponse = {
+      ...denial,
+      results: [result(false, 0, 100, 800), result(true, 2, 0, 0), result(true, 2, -1, 0)],
+    };
     cache.set('k', 1, short, 800);
     clock.now += 300;
-    assert.deepEqual(cache.get('k', 1)?.results, [result(false, 0, 0, 500)]);
+    assert.deepEqual(cache.get('k', 1)?.results, [
+      result(false, 0, 0, 500),
+      result(true, 2, 0, 0),
+      result(true, 2, -1, 0),
+    ]);
   });
 
   it('lets Redis decide again exactly at the retry time, and forgets the entry then', () => {

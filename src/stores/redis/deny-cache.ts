@@ -47,8 +47,7 @@ export class DenyCache {
       results: denial.response.results.map(({ allowed, remaining, resetMs, retryAfterMs }) => ({
         allowed,
         remaining,
-        // Stryker disable next-line EqualityOperator: a reset of 0 ages to 0 either way
-        resetMs: resetMs < 0 ? resetMs : Math.max(0, resetMs - elapsed),
+        resetMs: resetMs < 0 ? -1 : Math.max(0, resetMs - elapsed),
         retryAfterMs: retryAfterMs <= 0 ? retryAfterMs : Math.max(1, retryAfterMs - elapsed),
       })),
     };
