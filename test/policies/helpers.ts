@@ -1,7 +1,7 @@
 // Shared helpers for the policy tests: threading state through a policy, and asserting configuration errors.
 import assert from 'node:assert/strict';
-import type { Policy, PolicyResult } from '../../src/index.js';
-import { TollgateError } from '../../src/index.js';
+import type { MemoryStoreOptions, Policy, PolicyResult } from '../../src/index.js';
+import { MemoryStore, TollgateError } from '../../src/index.js';
 
 /** A policy with its state threaded through calls, as a store would keep it (a denial writes nothing). */
 export class Run<S = unknown> {
@@ -47,4 +47,32 @@ export function throwsConfig(fn: () => unknown, option: string): void {
     assert.match(error.message, new RegExp(`\`${option}\``));
     return true;
   });
+}
+
+/** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
+export function manualStore(options: MemoryStoreOptions = {}) {
+  const clock = { now: 0 };
+  const store = new MemoryStore({ ...options, clock: () => clock.now, autoCleanup: false });
+  return { clock, store };
+}
+
+/**
+ * The warnings about a shared default scope emitted while `fn` runs, or only those naming `scope`. Warnings arrive
+ * on a later tick, so one from an earlier test's limiters may land in the same window when files share a process.
+ */
+export async function sharedScopeWarningsDuring(fn: () => void, scope?: string): Promise<Error[]> {
+  const seen: Error[] = [];
+  const listen = (warning: Error) => seen.push(warning);
+  process.on('warning', listen);
+  try {
+    fn();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', listen);
+  }
+  return seen.filter(
+    (w) =>
+      (w as Error & { code?: string }).code === 'TOLLGATE_SHARED_SCOPE' &&
+      (scope === undefined || w.message.includes(`"${scope}"`)),
+  );
 }

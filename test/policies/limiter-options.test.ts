@@ -15,6 +15,7 @@ import {
   sharedMemoryStore,
   tokenBucket,
 } from '../../src/index.js';
+import { sharedScopeWarningsDuring } from './helpers.js';
 
 /** Asserts `fn` throws a configuration error for `option` with exactly `message`. */
 function refuses(fn: () => unknown, option: string, message: string): void {
@@ -40,26 +41,6 @@ function recordingStore(
     reset: () => {},
   };
   return { store, requests };
-}
-
-/**
- * The warnings about a shared default scope that name `scope`, emitted while `fn` runs. Warnings arrive on a later
- * tick, so one from another test's limiters may land in the same window: only this scope's count.
- */
-async function scopeWarningsDuring(scope: string, fn: () => void): Promise<Error[]> {
-  const seen: Error[] = [];
-  const listen = (warning: Error) => seen.push(warning);
-  process.on('warning', listen);
-  try {
-    fn();
-    await new Promise((resolve) => setImmediate(resolve));
-  } finally {
-    process.off('warning', listen);
-  }
-  return seen.filter(
-    (w) =>
-      (w as Error & { code?: string }).code === 'TOLLGATE_SHARED_SCOPE' && w.message.includes(`"${scope}"`),
-  );
 }
 
 const policy = tokenBucket({ capacity: 5, refillPerSecond: 1 });
@@ -295,19 +276,19 @@ describe('the shared default scope warning', () => {
       policy: limitFour(),
       store: new MemoryStore({ autoCleanup: false }),
     }).scope;
-    const warnings = await scopeWarningsDuring(scope, () => {
+    const warnings = await sharedScopeWarningsDuring(() => {
       createLimiter({ policy: limitFour(), store });
       createLimiter({ policy: limitFour(), store });
-    });
+    }, scope);
     assert.equal(warnings.length, 1);
   });
 
   it('is not given when the scope is explicit, even the same one twice', async () => {
     const store = new MemoryStore({ autoCleanup: false });
-    const warnings = await scopeWarningsDuring('limiter-options', () => {
+    const warnings = await sharedScopeWarningsDuring(() => {
       createLimiter({ policy: limitFour(), store, scope: 'limiter-options' });
       createLimiter({ policy: limitFour(), store, scope: 'limiter-options' });
-    });
+    }, 'limiter-options');
     assert.deepEqual(warnings, []);
   });
 });

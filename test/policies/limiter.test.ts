@@ -14,14 +14,7 @@ import {
   tokenBucket,
 } from '../../src/index.js';
 import { bucketKey, bucketKeys, parseBucketKey } from '../../src/key.js';
-import { throwsConfig } from './helpers.js';
-
-/** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
-function manualStore(options: { maxClients?: number } = {}) {
-  const clock = { now: 0 };
-  const store = new MemoryStore({ ...options, clock: () => clock.now, autoCleanup: false });
-  return { clock, store };
-}
+import { manualStore, throwsConfig } from './helpers.js';
 
 /** The store's live keys (`keys()` may be a sync or an async iterable). */
 async function liveKeys(store: MemoryStore): Promise<string[]> {

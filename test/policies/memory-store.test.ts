@@ -9,13 +9,7 @@ import {
   type MemoryStoreOptions,
   tokenBucket,
 } from '../../src/index.js';
-
-/** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
-function manualStore(options: MemoryStoreOptions = {}) {
-  const clock = { now: 0 };
-  const store = new MemoryStore({ ...options, clock: () => clock.now, autoCleanup: false });
-  return { clock, store };
-}
+import { manualStore } from './helpers.js';
 
 async function liveKeys(store: MemoryStore): Promise<string[]> {
   const keys: string[] = [];

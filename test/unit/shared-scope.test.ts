@@ -2,25 +2,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { createLimiter, fixedWindow, MemoryStore } from '../../src/index.js';
-
-/** The warnings emitted while `fn` runs (process warnings are delivered on a later tick). */
-async function warningsDuring(fn: () => void): Promise<Error[]> {
-  const seen: Error[] = [];
-  const listen = (warning: Error) => seen.push(warning);
-  process.on('warning', listen);
-  try {
-    fn();
-    await new Promise((resolve) => setImmediate(resolve));
-  } finally {
-    process.off('warning', listen);
-  }
-  return seen.filter((w) => (w as Error & { code?: string }).code === 'TOLLGATE_SHARED_SCOPE');
-}
+import { sharedScopeWarningsDuring } from '../policies/helpers.js';
 
 it('warns once when two limiters on one store share a default scope, naming both creation sites', async () => {
   const store = new MemoryStore({ autoCleanup: false });
   const policy = () => fixedWindow({ limit: 5, windowMs: '1m' });
-  const warnings = await warningsDuring(() => {
+  const warnings = await sharedScopeWarningsDuring(() => {
     const first = createLimiter({ policy: policy(), store });
     const second = createLimiter({ policy: policy(), store });
     createLimiter({ policy: policy(), store });
@@ -36,7 +23,7 @@ it('warns once when two limiters on one store share a default scope, naming both
 
 it('names one place for limiters made by a loop, and ignores a limiter that failed its own checks', async () => {
   const store = new MemoryStore({ autoCleanup: false });
-  const warnings = await warningsDuring(() => {
+  const warnings = await sharedScopeWarningsDuring(() => {
     // Refused for its cost after its scope was worked out: it was never created, so it takes no scope.
     assert.throws(() => createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store, cost: 4 }));
     for (let i = 0; i < 2; i++) createLimiter({ policy: fixedWindow({ limit: 3, windowMs: '1m' }), store });
@@ -50,7 +37,7 @@ it('names one place for limiters made by a loop, and ignores a limiter that fail
 
 it('says nothing for explicit scopes, other stores, or other policies', async () => {
   const store = new MemoryStore({ autoCleanup: false });
-  const warnings = await warningsDuring(() => {
+  const warnings = await sharedScopeWarningsDuring(() => {
     createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store, scope: 'a' });
     createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store, scope: 'a' });
     createLimiter({ policy: fixedWindow({ limit: 7, windowMs: '1m' }), store });
