@@ -102,18 +102,27 @@ describe('CircuitBreaker', () => {
     assert.deepEqual(events, ['open', 'probe']);
   });
 
-  it('needs no onOpen or onClose', async (t) => {
+  it('a close callback that throws neither reopens the breaker nor escapes as an unhandled rejection', async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
+    const escaped: unknown[] = [];
+    const record = (reason: unknown) => escaped.push(reason);
+    process.on('unhandledRejection', record);
+    t.after(() => process.off('unhandledRejection', record));
     const breaker = new CircuitBreaker({
       threshold: 1,
       probeIntervalMs: 1000,
       probe: () => Promise.resolve(),
+      onOpen: () => {},
+      onClose: () => {
+        throw new Error('logger failed');
+      },
     });
     t.after(() => breaker.stop());
     breaker.failure();
-    assert.equal(breaker.isOpen, true);
     t.mock.timers.tick(1000);
     await settle();
+    await settle();
     assert.equal(breaker.isOpen, false);
+    assert.deepEqual(escaped, []);
   });
 });

@@ -1,4 +1,4 @@
-// Header fields against hand-computed values, for every style: never against rateLimitHeaders itself.
+// Header fields against hand-computed values, for every style: rateLimitHeaders never supplies an expected value.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HEADER_STYLES } from '../../src/headers.js';

@@ -7,8 +7,8 @@ export interface CircuitBreakerOptions {
   readonly probeIntervalMs: number;
   /** Resolves when the dependency answers again. */
   readonly probe: () => Promise<unknown>;
-  readonly onOpen?: () => void;
-  readonly onClose?: () => void;
+  readonly onOpen: () => void;
+  readonly onClose: () => void;
 }
 
 /**
@@ -38,9 +38,10 @@ export class CircuitBreaker {
   failure(): void {
     this.#failures++;
     if (this.#failures < this.#options.threshold || this.isOpen) return;
-    this.#timer = setInterval(() => void this.#probe(), this.#options.probeIntervalMs);
+    // A callback that throws (a user's logger, say) must not crash the process: the breaker has closed by then.
+    this.#timer = setInterval(() => this.#probe().catch(() => {}), this.#options.probeIntervalMs);
     this.#timer.unref();
-    this.#options.onOpen?.();
+    this.#options.onOpen();
   }
 
   /** Stops probing for good (the store is closing). */
@@ -62,6 +63,6 @@ export class CircuitBreaker {
     if (!this.isOpen) return;
     this.stop();
     this.#failures = 0;
-    this.#options.onClose?.();
+    this.#options.onClose();
   }
 }
