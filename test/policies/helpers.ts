@@ -76,3 +76,10 @@ export async function sharedScopeWarningsDuring(fn: () => void, scope?: string):
       (scope === undefined || w.message.includes(`"${scope}"`)),
   );
 }
+
+/** The keys a MemoryStore holds. */
+export async function liveKeys(store: MemoryStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of store.keys()) keys.push(key);
+  return keys;
+}

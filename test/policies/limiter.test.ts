@@ -14,14 +14,7 @@ import {
   tokenBucket,
 } from '../../src/index.js';
 import { bucketKey, bucketKeys, parseBucketKey } from '../../src/key.js';
-import { manualStore, throwsConfig } from './helpers.js';
-
-/** The store's live keys (`keys()` may be a sync or an async iterable). */
-async function liveKeys(store: MemoryStore): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const key of store.keys()) keys.push(key);
-  return keys;
-}
+import { liveKeys, manualStore, throwsConfig } from './helpers.js';
 
 const limitOne = () => fixedWindow({ limit: 1, windowMs: '1m' });
 

@@ -9,13 +9,7 @@ import {
   type MemoryStoreOptions,
   tokenBucket,
 } from '../../src/index.js';
-import { manualStore } from './helpers.js';
-
-async function liveKeys(store: MemoryStore): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const key of store.keys()) keys.push(key);
-  return keys;
-}
+import { liveKeys, manualStore } from './helpers.js';
 
 /** One request a second passes; each bucket is at rest 1000 ms after its window opened. */
 const perSecond = (name?: string) =>
