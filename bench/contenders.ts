@@ -71,13 +71,13 @@ const clientOf = (redis: BenchRedis, client: ClientLibrary) =>
 
 const decisionAllowed = (outcome: unknown) => (outcome as Decision).allowed;
 
-export function tollgateMemory(kind: TollgatePolicy, quota: Quota, maxClients?: number): Contender {
+export function tollgateMemory(kind: TollgatePolicy, quota: Quota, maxBuckets?: number): Contender {
   return {
     library: 'Tollgate',
     engine: 'memory',
     policy: kind,
     async open() {
-      const store = new MemoryStore(maxClients === undefined ? {} : { maxClients });
+      const store = new MemoryStore(maxBuckets === undefined ? {} : { maxBuckets });
       const limiter = createLimiter({ policy: policyOf(kind, quota), store });
       return {
         decide: (key) => limiter.consume(key),

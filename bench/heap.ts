@@ -4,7 +4,7 @@ import { MemoryStore as ErlMemoryStore, type Options as ErlOptions } from 'expre
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { createLimiter, MemoryStore } from '../src/index.js';
 import { policyOf, TOLLGATE_POLICIES, type TollgatePolicy } from './contenders.js';
-import { clientKey } from './keys.js';
+import { addressIdentity } from './keys.js';
 
 export interface HeapReply {
   readonly bytesPerKey: number;
@@ -21,7 +21,7 @@ interface Tracked {
 
 function storeFor(name: string, keys: number): Tracked {
   if ((TOLLGATE_POLICIES as readonly string[]).includes(name)) {
-    const store = new MemoryStore({ maxClients: keys + 1, autoCleanup: false });
+    const store = new MemoryStore({ maxBuckets: keys + 1, autoCleanup: false });
     const limiter = createLimiter({ policy: policyOf(name as TollgatePolicy, QUOTA), store });
     return { decide: (key) => limiter.consume(key), size: () => store.size };
   }
@@ -53,7 +53,7 @@ const store = storeFor(name, keys);
 await store.decide('warm-up');
 const before = settledHeap();
 // Each key is a fresh string, as a request's address would be: whatever the store keeps of it is counted.
-for (let i = 0; i < keys; i++) await store.decide(clientKey(i));
+for (let i = 0; i < keys; i++) await store.decide(addressIdentity(i));
 const after = settledHeap();
 const held = store.size() - 1;
 if (held !== keys) throw new Error(`${name} holds ${held} keys, not ${keys}`);

@@ -10,7 +10,7 @@ import {
   tollgateRedis,
 } from './contenders.js';
 import type { HeapReply } from './heap.js';
-import { clientKey } from './keys.js';
+import { addressIdentity } from './keys.js';
 import type { BenchRedis } from './redis.js';
 import { count, fixed, median, type Table } from './table.js';
 
@@ -42,7 +42,7 @@ async function redisBytes(redis: BenchRedis, contender: Contender, keys: number)
   const before = await redis.usedMemory();
   let next = 0;
   const worker = async () => {
-    while (next < keys) await decider.decide(clientKey(next++));
+    while (next < keys) await decider.decide(addressIdentity(next++));
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const after = await redis.usedMemory();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `tollgate` command: `tollgate simulate` starts the demo server, whose home page is the rate limiter simulator.
-import { createDemoApp } from './server/demo-app.js';
-import { serve } from './server/serve.js';
+import { createDemoApp } from '../demo/demo-app.js';
+import { serve } from '../demo/serve.js';
 import { MemoryStore } from './stores/memory-store.js';
 
 const USAGE = `Usage: tollgate <command>

@@ -2,8 +2,10 @@
 import type { Decision } from './decision.js';
 import { configError, TollgateError } from './errors.js';
 import { HEADER_STYLES, type HeaderStyle, rateLimitHeaders } from './headers.js';
-import { clientKey } from './identity/client-key.js';
+import { addressIdentity } from './identity/address-identity.js';
+import type { Identity } from './identity/identity.js';
 import { createLimiter, type Limiter } from './limiter.js';
+import type { Logger } from './logger.js';
 import type { AnyPolicy } from './policies/policy.js';
 import { tokenBucket } from './policies/token-bucket.js';
 import type { Store } from './stores/store.js';
@@ -16,18 +18,6 @@ import {
   optionalFunction,
   positiveInteger,
 } from './validate.js';
-
-/**
- * What an identifier function returns. A falsy value means the request has no identity (a reset connection has
- * no address): it is never unlimited, but counted in the shared `unknown` bucket or refused, per `unidentified`.
- */
-export type Identity = string | undefined | null | false;
-
-/** Anything with `warn` and `error`: console, pino, winston. Errors are logged error first, as pino expects. */
-export interface Logger {
-  warn(...args: unknown[]): void;
-  error(...args: unknown[]): void;
-}
 
 /** What the gate reports after each decision, for metrics and logs. */
 export interface DecisionEvent {
@@ -55,7 +45,7 @@ export interface GateOptions<Req> {
   /** Units a request spends: a number, or a function of the request. Default 1. */
   readonly cost?: number | ((req: Req) => number | Promise<number>);
   /**
-   * The client's identity. The default is the adapter's client address through `clientKey()`: IPv4-mapped
+   * The client's identity. The default is the adapter's client address through `addressIdentity()`: IPv4-mapped
    * addresses as IPv4, IPv6 grouped by /64. A falsy identity is handled as `unidentified` says.
    */
   readonly identifier?: (req: Req) => Identity | Promise<Identity>;
@@ -166,7 +156,8 @@ export function createGate<Req>(
   knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])]);
   const limiter = resolveLimiter(options);
   const select = options.tiers === undefined ? undefined : tierSelector(limiter, options.tiers);
-  const identify = optionalFunction('identifier', options.identifier) ?? byClientKey(adapter.identifier);
+  const identify =
+    optionalFunction('identifier', options.identifier) ?? byAddressIdentity(adapter.identifier);
   const rejectUnidentified =
     oneOf('unidentified', options.unidentified ?? 'shared', ['shared', 'reject'] as const) === 'reject';
   const onDecision = optionalFunction('onDecision', options.onDecision);
@@ -212,10 +203,10 @@ export function createGate<Req>(
 }
 
 /** The adapter's address as the default identity; a synchronous address stays synchronous (no promise per request). */
-function byClientKey<Req>(
+function byAddressIdentity<Req>(
   address: (req: Req) => Identity | Promise<Identity>,
 ): (req: Req) => Identity | Promise<Identity> {
-  const key = (identity: Identity) => (typeof identity === 'string' ? clientKey(identity) : identity);
+  const key = (identity: Identity) => (typeof identity === 'string' ? addressIdentity(identity) : identity);
   return (req) => {
     const identity = address(req);
     return identity instanceof Promise ? identity.then(key) : key(identity);

@@ -9,15 +9,15 @@ export {
   type Gate,
   type GateOptions,
   type GateOutcome,
-  type Identity,
-  type Logger,
 } from './gate.js';
 export { type HeaderStyle, rateLimitHeaders } from './headers.js';
+export { type AddressIdentityOptions, addressIdentity } from './identity/address-identity.js';
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
-export { type ClientKeyOptions, clientKey } from './identity/client-key.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';
+export type { Identity } from './identity/identity.js';
 export { bucketKey, memberOf, type ParsedBucketKey, parseBucketKey } from './key.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
+export type { Logger } from './logger.js';
 export {
   type AnyPolicy,
   evaluatePolicies,

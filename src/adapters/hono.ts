@@ -3,7 +3,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
-import { createGate, type GateOptions, type Identity } from '../gate.js';
+import { createGate, type GateOptions } from '../gate.js';
+import type { Identity } from '../identity/identity.js';
 import { optionalFunction } from '../validate.js';
 
 export interface HonoRateLimitOptions extends GateOptions<Context> {

@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
-import type { Logger } from '../gate.js';
-import { clientKey } from '../identity/client-key.js';
+import { addressIdentity } from '../identity/address-identity.js';
 import { identifierHasher } from '../identity/identifier-hash.js';
 import { createLimiter, type Limiter } from '../limiter.js';
+import type { Logger } from '../logger.js';
 import { fixedWindow } from '../policies/fixed-window.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
@@ -24,7 +24,7 @@ export interface AdminOptions {
   readonly store?: Store;
   /** Secret of the identifier hashes. Default `token`, so instances sharing a token give the same hashes. */
   readonly hashKey?: string | Uint8Array;
-  /** Turns the `:identifier` of a URL into the identity the limiters use. Default `clientKey` (IPv6 /64, mapped IPv4). */
+  /** Turns the `:identifier` of a URL into the identity the limiters use. Default `addressIdentity` (IPv6 /64, mapped IPv4). */
   readonly identify?: (identifier: string) => string | undefined;
   /** The address failed attempts are counted by. Default the socket's; behind a proxy, the client's. */
   readonly clientAddress?: (req: IncomingMessage) => string | undefined;
@@ -79,7 +79,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   const listable = listableStores(options.store, options.limiters);
   // HMAC keyed with the token reveals nothing of it, and needs no second secret to agree across instances.
   const hasher = identifierHasher(options.hashKey ?? options.token);
-  const identify = optionalFunction('identify', options.identify) ?? ((id: string) => clientKey(id));
+  const identify = optionalFunction('identify', options.identify) ?? ((id: string) => addressIdentity(id));
   const clientAddress =
     optionalFunction('clientAddress', options.clientAddress) ?? ((req) => req.socket.remoteAddress);
   const basePath = options.basePath ?? DEFAULT_ADMIN_BASE_PATH;
@@ -131,7 +131,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
   };
 
   const answer = async (req: IncomingMessage, target: AdminRoute): Promise<Answer> => {
-    const client = clientKey(clientAddress(req)) ?? 'unknown';
+    const client = addressIdentity(clientAddress(req)) ?? 'unknown';
     // Every attempt spends before the token is even looked at, so parallel guesses cannot outrun the count;
     // a success then clears it. A blocked client gets 429 whatever it sends, or the status would tell it
     // which guess was right.

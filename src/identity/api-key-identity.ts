@@ -1,8 +1,8 @@
 // API-key identity: only a recognised key names the client; any other key counts as the fallback (the IP).
 import { createHash } from 'node:crypto';
 import { configError } from '../errors.js';
-import type { Identity } from '../gate.js';
 import { optionalFunction } from '../validate.js';
+import type { Identity } from './identity.js';
 
 export interface ApiKeyIdentityOptions<Req> {
   /** The recognised keys. */

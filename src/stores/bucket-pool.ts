@@ -82,7 +82,7 @@ export class BucketPool {
     // The store evicts before it inserts, so no pool ever holds more rows than it has buckets, unless one request
     // needs more buckets than the bound (limiters are refused that at wire-up; a direct evaluate() is not).
     if (capacity === this.#used.length)
-      throw configError('maxClients', `is below the buckets one request needs (${this.#maxRows})`);
+      throw configError('maxBuckets', `is below the buckets one request needs (${this.#maxRows})`);
     const numbers = new Float64Array(capacity * this.#stride);
     numbers.set(this.#numbers);
     this.#numbers = numbers;

@@ -15,7 +15,7 @@ export interface MemoryStoreOptions {
    * the most gives one up: the oldest not read since the eviction hand last passed it (second chance, an
    * approximation of least recently used that costs a read nothing). Default 100,000.
    */
-  readonly maxClients?: number;
+  readonly maxBuckets?: number;
   /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */
   readonly cleanupIntervalMs?: Duration;
   /**
@@ -44,11 +44,11 @@ const ALONE = '';
 const NO_TABLE: Table = new Map();
 
 export interface MemoryStoreMetrics {
-  /** Buckets dropped to stay within `maxClients` while still holding state. */
+  /** Buckets dropped to stay within `maxBuckets` while still holding state. */
   evictions: number;
 }
 
-const OPTIONS = ['maxClients', 'cleanupIntervalMs', 'inactiveAfterMs', 'autoCleanup', 'clock'];
+const OPTIONS = ['maxBuckets', 'cleanupIntervalMs', 'inactiveAfterMs', 'autoCleanup', 'clock'];
 
 export class MemoryStore implements Store {
   readonly metrics: MemoryStoreMetrics = { evictions: 0 };
@@ -56,15 +56,15 @@ export class MemoryStore implements Store {
   readonly #scopes = new Map<string, Map<string, Table>>();
   #size = 0;
   readonly #slots: BucketSlots;
-  readonly #maxClients: number;
+  readonly #maxBuckets: number;
   readonly #inactiveAfterMs: number | undefined;
   readonly #clock: () => number;
   readonly #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     knownKeys('MemoryStore', options, OPTIONS);
-    this.#maxClients = positiveInteger('maxClients', options.maxClients ?? 100_000);
-    this.#slots = new BucketSlots(this.#maxClients);
+    this.#maxBuckets = positiveInteger('maxBuckets', options.maxBuckets ?? 100_000);
+    this.#slots = new BucketSlots(this.#maxBuckets);
     this.#inactiveAfterMs =
       options.inactiveAfterMs === undefined
         ? undefined
@@ -127,11 +127,11 @@ export class MemoryStore implements Store {
 
   /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
   checkPolicies(policies: readonly AnyPolicy[]): void {
-    if (policies.length > this.#maxClients) {
+    if (policies.length > this.#maxBuckets) {
       throw configError(
-        'maxClients',
+        'maxBuckets',
         `must be at least the number of policies of a limiter on this store (${policies.length})`,
-        this.#maxClients,
+        this.#maxBuckets,
       );
     }
     checkRetentionCap('inactiveAfterMs', this.#inactiveAfterMs, { ms: 1, name: 'ms' }, policies);
@@ -207,7 +207,7 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * A bucket not held yet, at the young end of its table, after making room within `maxClients` without evicting
+   * A bucket not held yet, at the young end of its table, after making room within `maxBuckets` without evicting
    * any of `keep` (the request's other buckets, about to be written).
    */
   #insert(
@@ -218,7 +218,7 @@ export class MemoryStore implements Store {
     nowMs: number,
     keep: readonly (number | undefined)[],
   ): number {
-    if (this.#size >= this.#maxClients) this.#evict(nowMs, keep);
+    if (this.#size >= this.#maxBuckets) this.#evict(nowMs, keep);
     let tables = this.#scopes.get(scope);
     if (tables === undefined) {
       tables = new Map();
@@ -249,7 +249,7 @@ export class MemoryStore implements Store {
       for (const table of tables.values()) if (table.size > largest.size) largest = table;
     if (this.#evictFrom(largest, nowMs, keep)) return;
     // Only when the busiest table holds nothing but this request's buckets, at most one per table (a tiny
-    // `maxClients`): then every table holds at most one, and the first holding another's gives it.
+    // `maxBuckets`): then every table holds at most one, and the first holding another's gives it.
     for (const tables of this.#scopes.values())
       for (const table of tables.values()) if (this.#evictFrom(table, nowMs, keep)) return;
   }

@@ -26,7 +26,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'rateLimitHeaders',
     'tokenBucket',
     'TollgateError',
-    'clientKey',
+    'addressIdentity',
     'apiKeyIdentity',
     'identifierHasher',
     'decisionOutcome',

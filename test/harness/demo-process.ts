@@ -1,7 +1,5 @@
-// Real demo processes for end-to-end tests: built entry points started as npm would, their output collected.
-import assert from 'node:assert/strict';
+// Real demo processes for end-to-end tests: the demo's entry points started as npm would, their output collected.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -9,24 +7,17 @@ const STARTUP_TIMEOUT_MS = 10_000;
 // setpriv ties each demo to this test process, so even a SIGKILLed test run leaves no server behind.
 const SETPRIV = spawnSync('setpriv', ['--version']).status === 0;
 
-export const MEMORY_DEMO = 'dist/server/main.js';
-export const REDIS_DEMO = 'dist/server/main-redis.js';
+export const MEMORY_DEMO = 'demo/main.ts';
+export const REDIS_DEMO = 'demo/main-redis.ts';
 
 export interface Demo {
   readonly child: ChildProcess;
   readonly output: () => string;
 }
 
-/** Builds dist/ when the entry point has none yet (a fresh checkout; CI builds first). */
-export function ensureBuilt(entry: string): void {
-  if (existsSync(`${ROOT}${entry}`)) return;
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}${build.stderr}`);
-}
-
-/** Runs a demo as `npm start` / `npm run start:redis` would (without the build step). */
+/** Runs a demo as `npm start` / `npm run start:redis` do. */
 export function launchDemo(entry: string, env: Record<string, string>): Demo {
-  const argv = [process.execPath, entry];
+  const argv = [process.execPath, '--import', 'tsx', entry];
   const [command, ...args] = SETPRIV ? ['setpriv', '--pdeathsig', 'KILL', '--', ...argv] : argv;
   const child = spawn(command as string, args, {
     cwd: ROOT,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { createDemoApp } from '../../src/server/demo-app.js';
+import { createDemoApp } from '../../demo/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type ContractApp, listen } from '../contract/adapter-contract.js';
 

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { createDemoApp, type DemoOptions } from '../../src/server/demo-app.js';
+import { createDemoApp, type DemoOptions } from '../../demo/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { type ContractApp, listen } from '../contract/adapter-contract.js';
-import { ensureBuilt, launchDemo, MEMORY_DEMO, waitForListening } from '../harness/demo-process.js';
+import { launchDemo, MEMORY_DEMO, waitForListening } from '../harness/demo-process.js';
 import { freePorts, signalChild, waitForExit } from '../harness/redis-server.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -195,7 +195,6 @@ describe('demo: start-up refusals', () => {
     [{ API_KEYS: 'a,b', PAID_API_KEYS: 'c' }, /PAID_API_KEYS must be a subset of API_KEYS/],
   ] as const) {
     it(`refuses ${Object.keys(env).join(' + ')} and exits 1 with a clear message`, async (t) => {
-      ensureBuilt(MEMORY_DEMO);
       const demo = launchDemo(MEMORY_DEMO, { ...env, PORT: '0' });
       // A demo that does not refuse keeps listening, and would keep this file running.
       t.after(async () => {
@@ -213,7 +212,6 @@ describe('demo: start-up refusals', () => {
 describe('demo: API_KEYS and PAID_API_KEYS', () => {
   /** The tier limit `/api/tiered` gives each key (100 paid, 10 free) in a demo started with `env`. */
   async function tierLimits(env: Record<string, string>, keys: readonly string[]) {
-    ensureBuilt(MEMORY_DEMO);
     const [port] = (await freePorts(1)) as [number];
     const demo = launchDemo(MEMORY_DEMO, { ...env, PORT: String(port) });
     try {

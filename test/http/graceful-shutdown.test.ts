@@ -4,10 +4,9 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { EXIT_MARGIN_MS } from '../../src/server/serve.js';
+import { EXIT_MARGIN_MS } from '../../demo/serve.js';
 import {
   type Demo,
-  ensureBuilt,
   launchDemo,
   MEMORY_DEMO,
   REDIS_DEMO,
@@ -42,7 +41,6 @@ function tryConnect(port: number): Promise<string> {
 }
 
 async function drainsInFlight(entry: string, env: Record<string, string>): Promise<void> {
-  ensureBuilt(entry);
   const [port] = (await freePorts(1)) as [number];
   const demo = launchDemo(entry, { ...env, PORT: String(port) });
   try {
@@ -89,7 +87,6 @@ async function terminate(demo: Demo): Promise<{ code: number | null; signal: str
 
 describe('shutdown of the memory demo with stdout closed', () => {
   it('exits 0 on SIGTERM: a log line it cannot write holds up nothing', { timeout: 30_000 }, async () => {
-    ensureBuilt(MEMORY_DEMO);
     const [port] = (await freePorts(1)) as [number];
     const demo = launchDemo(MEMORY_DEMO, { PORT: String(port) });
     try {
@@ -175,7 +172,6 @@ describeWithRedis('graceful shutdown of the Redis demo', () => {
   });
 
   it('with its Redis stopped (SIGSTOP), exits on SIGTERM within the bound', { timeout: 30_000 }, async () => {
-    ensureBuilt(REDIS_DEMO);
     const [port] = (await freePorts(1)) as [number];
     const demo = launchDemo(REDIS_DEMO, { REDIS_URL: server.url, REQUIRE_REDIS: '1', PORT: String(port) });
     try {

@@ -1,5 +1,5 @@
 // A process serving through serve() whose close and log misbehave as CLOSE and LOG say, for graceful-shutdown.test.ts.
-import { serve } from '../../src/server/serve.js';
+import { serve } from '../../demo/serve.js';
 
 const { CLOSE = 'ok', LOG = 'ok' } = process.env;
 

@@ -82,8 +82,8 @@ describe('createLimiter: validation at wire-up', () => {
   });
 
   it('MemoryStore rejects bad options, naming the option', () => {
-    for (const maxClients of [0, -1, 1.5, Number.NaN])
-      throwsConfig(() => new MemoryStore({ maxClients }), 'maxClients');
+    for (const maxBuckets of [0, -1, 1.5, Number.NaN])
+      throwsConfig(() => new MemoryStore({ maxBuckets }), 'maxBuckets');
     throwsConfig(() => new MemoryStore({ cleanupIntervalMs: 0 }), 'cleanupIntervalMs');
     throwsConfig(() => new MemoryStore({ inactiveAfterMs: 'soon' as '1s' }), 'inactiveAfterMs');
     throwsConfig(() => new MemoryStore({ autoCleanup: 'no' as unknown as boolean }), 'autoCleanup');
@@ -333,8 +333,8 @@ describe('identifiers and scopes', () => {
 });
 
 describe('MemoryStore', () => {
-  it('maxClients evicts the least recently used bucket', async () => {
-    const { store } = manualStore({ maxClients: 3 });
+  it('maxBuckets evicts the least recently used bucket', async () => {
+    const { store } = manualStore({ maxBuckets: 3 });
     const limiter = createLimiter({ policy: limitOne(), store, scope: 'lru' });
     for (const id of ['a', 'b', 'c']) await limiter.consume(id);
     // Reading 'a' (even a denial, which writes nothing) makes it the most recently used.
@@ -348,7 +348,7 @@ describe('MemoryStore', () => {
   });
 
   it('a key used constantly is never the one evicted, even while it is only being denied', async () => {
-    const { clock, store } = manualStore({ maxClients: 2 });
+    const { clock, store } = manualStore({ maxBuckets: 2 });
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 5, refillPerSecond: 0 }), store });
     assert.equal((await limiter.consume('hot', { cost: 5 })).allowed, true);
     for (let i = 0; i < 1000; i++) {
@@ -402,7 +402,7 @@ describe('MemoryStore', () => {
   });
 
   it('the bound is shared by every scope: the table holding the most buckets gives up its oldest', async () => {
-    const { store } = manualStore({ maxClients: 4 });
+    const { store } = manualStore({ maxBuckets: 4 });
     const big = createLimiter({ policy: limitOne(), store, scope: 'big' });
     const small = createLimiter({ policy: limitOne(), store, scope: 'small' });
     // 'small|z' is the oldest bucket of all, but 'big' holds the most.
@@ -451,7 +451,7 @@ describe('MemoryStore', () => {
   });
 
   it("making room for one of a request's buckets never evicts another bucket of the same request", async () => {
-    const { clock, store } = manualStore({ maxClients: 3 });
+    const { clock, store } = manualStore({ maxBuckets: 3 });
     const limiter = createLimiter({
       policy: [
         fixedWindow({ limit: 3, windowMs: 1000, name: 'a' }),
@@ -478,7 +478,7 @@ describe('MemoryStore', () => {
   });
 
   it('evictions count only buckets that still held state', async () => {
-    const { clock, store } = manualStore({ maxClients: 1 });
+    const { clock, store } = manualStore({ maxBuckets: 1 });
     const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 100 }), store });
     await limiter.consume('a');
     clock.now = 1000;

@@ -1,4 +1,4 @@
-// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxClients, reset, sweep and kinds.
+// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxBuckets, reset, sweep and kinds.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import {
@@ -32,18 +32,18 @@ describe('MemoryStore options', () => {
     });
   });
 
-  it('refuses a limiter with more policies than maxClients buckets', () => {
-    const { store } = manualStore({ maxClients: 1 });
+  it('refuses a limiter with more policies than maxBuckets buckets', () => {
+    const { store } = manualStore({ maxBuckets: 1 });
     assert.throws(() => createLimiter({ policy: [perSecond('a'), perSecond('b')], store }), {
       code: 'ERR_TOLLGATE_CONFIG',
-      option: 'maxClients',
+      option: 'maxBuckets',
       message:
-        '`maxClients` must be at least the number of policies of a limiter on this store (2) (received 1)',
+        '`maxBuckets` must be at least the number of policies of a limiter on this store (2) (received 1)',
     });
   });
 
-  it('a direct request needing more buckets of one kind than maxClients is refused, naming maxClients', () => {
-    const { store } = manualStore({ maxClients: 1 });
+  it('a direct request needing more buckets of one kind than maxBuckets is refused, naming maxBuckets', () => {
+    const { store } = manualStore({ maxBuckets: 1 });
     const request = {
       scope: 's',
       id: 'x',
@@ -53,8 +53,8 @@ describe('MemoryStore options', () => {
     };
     assert.throws(() => store.evaluate(request), {
       code: 'ERR_TOLLGATE_CONFIG',
-      option: 'maxClients',
-      message: '`maxClients` is below the buckets one request needs (1)',
+      option: 'maxBuckets',
+      message: '`maxBuckets` is below the buckets one request needs (1)',
     });
   });
 
@@ -86,9 +86,9 @@ describe('MemoryStore options', () => {
   });
 });
 
-describe('MemoryStore under maxClients', () => {
-  it('holds more than 1024 buckets of one kind when maxClients allows, each with its own state', async () => {
-    const { store } = manualStore({ maxClients: 1500 });
+describe('MemoryStore under maxBuckets', () => {
+  it('holds more than 1024 buckets of one kind when maxBuckets allows, each with its own state', async () => {
+    const { store } = manualStore({ maxBuckets: 1500 });
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 2, refillPerSecond: 0 }), store });
     for (let i = 0; i < 1500; i++) await limiter.consume(`c${i}`);
     assert.equal(store.size, 1500);
@@ -101,7 +101,7 @@ describe('MemoryStore under maxClients', () => {
   });
 
   it('of tables holding equally many, the one holding buckets longest gives one up', async () => {
-    const { store } = manualStore({ maxClients: 2 });
+    const { store } = manualStore({ maxBuckets: 2 });
     const a = createLimiter({ policy: perSecond(), store, scope: 'a' });
     const b = createLimiter({ policy: perSecond(), store, scope: 'b' });
     const c = createLimiter({ policy: perSecond(), store, scope: 'c' });
@@ -112,7 +112,7 @@ describe('MemoryStore under maxClients', () => {
   });
 
   it('a scope the sweep emptied counts as new when it holds buckets again', async () => {
-    const { clock, store } = manualStore({ maxClients: 2 });
+    const { clock, store } = manualStore({ maxBuckets: 2 });
     const a = createLimiter({ policy: perSecond(), store, scope: 'a' });
     const b = createLimiter({ policy: perSecond(), store, scope: 'b' });
     const c = createLimiter({ policy: perSecond(), store, scope: 'c' });
@@ -128,7 +128,7 @@ describe('MemoryStore under maxClients', () => {
   });
 
   it("when the busiest table holds only the request's own bucket, the next table gives one, and only one", async () => {
-    const { clock, store } = manualStore({ maxClients: 3 });
+    const { clock, store } = manualStore({ maxBuckets: 3 });
     const both = createLimiter({
       policy: [fixedWindow({ limit: 5, windowMs: 60_000, name: 'minute' }), perSecond('second')],
       store,
@@ -149,7 +149,7 @@ describe('MemoryStore under maxClients', () => {
   });
 
   it('evicting a bucket whose rest falls exactly now is not counted as an eviction', async () => {
-    const { clock, store } = manualStore({ maxClients: 1 });
+    const { clock, store } = manualStore({ maxBuckets: 1 });
     const limiter = createLimiter({ policy: perSecond(), store });
     await limiter.consume('a');
     clock.now = 999;

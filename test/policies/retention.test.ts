@@ -114,21 +114,21 @@ describe('a retention cap shorter than a policy needs is refused at wire-up', ()
     createLimiter({ policy: tokenBucket({ capacity: 60, refillPerSecond: 1 / 60 }), store });
   });
 
-  it('MemoryStore maxClients below the policies of one limiter: refused at wire-up, not on every request', () => {
-    const store = new MemoryStore({ maxClients: 1, autoCleanup: false });
+  it('MemoryStore maxBuckets below the policies of one limiter: refused at wire-up, not on every request', () => {
+    const store = new MemoryStore({ maxBuckets: 1, autoCleanup: false });
     const two = [
       tokenBucket({ capacity: 3, refillPerSecond: 1, name: 'burst' }),
       fixedWindow({ limit: 9, windowMs: '1m', name: 'minute' }),
     ];
-    throwsConfig(() => createLimiter({ policy: two, store }), 'maxClients');
-    createLimiter({ policy: two, store: new MemoryStore({ maxClients: 2, autoCleanup: false }) });
+    throwsConfig(() => createLimiter({ policy: two, store }), 'maxBuckets');
+    createLimiter({ policy: two, store: new MemoryStore({ maxBuckets: 2, autoCleanup: false }) });
   });
 });
 
 describe('MemoryStore under memory pressure', () => {
   it("never evicts a request's own new bucket to make room for its next one", async () => {
     let now = 0;
-    const store = new MemoryStore({ clock: () => now, maxClients: 4, autoCleanup: false });
+    const store = new MemoryStore({ clock: () => now, maxBuckets: 4, autoCleanup: false });
     const limiter = createLimiter({
       policy: [
         tokenBucket({ capacity: 3, refillPerSecond: 0, name: 'burst' }),
@@ -153,9 +153,9 @@ describe('MemoryStore under memory pressure', () => {
     assert.equal(admitted, 3, 'a burst of 3 admits 3, however full the store is');
   });
 
-  it('a limiter with as many policies as maxClients still works once the store is full', async () => {
+  it('a limiter with as many policies as maxBuckets still works once the store is full', async () => {
     let now = 0;
-    const store = new MemoryStore({ clock: () => now, maxClients: 2, autoCleanup: false });
+    const store = new MemoryStore({ clock: () => now, maxBuckets: 2, autoCleanup: false });
     const limiter = createLimiter({
       policy: [
         tokenBucket({ capacity: 2, refillPerSecond: 0, name: 'a' }),

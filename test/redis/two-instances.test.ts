@@ -1,7 +1,7 @@
 // End to end: two real `start:redis` demo processes on one throwaway Redis spend from one bucket, and drain cleanly.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { type Demo, ensureBuilt, launchDemo, REDIS_DEMO, waitForListening } from '../harness/demo-process.js';
+import { type Demo, launchDemo, REDIS_DEMO, waitForListening } from '../harness/demo-process.js';
 import {
   freePorts,
   type RedisServer,
@@ -19,7 +19,6 @@ describeWithRedis('two start:redis instances on one Redis', () => {
   const urls: string[] = [];
 
   before(async () => {
-    ensureBuilt(REDIS_DEMO);
     server = await startRedisServer();
     // A shared TEST_REDIS_URL server may still hold this client's buckets from an earlier run.
     await server.command('DEL', 'ratelimit:expensive|127.0.0.1', 'ratelimit:global|127.0.0.1');

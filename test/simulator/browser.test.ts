@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { createDemoApp } from '../../src/server/demo-app.js';
+import { createDemoApp } from '../../demo/demo-app.js';
 import { boundaryBurst, type PolicySpec, simulate } from '../../src/simulation.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 

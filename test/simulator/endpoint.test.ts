@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createDemoApp } from '../../src/server/demo-app.js';
-import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../src/server/simulator.js';
+import { createDemoApp } from '../../demo/demo-app.js';
+import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../demo/simulator.js';
 import {
   boundaryBurst,
   type PolicySpec,

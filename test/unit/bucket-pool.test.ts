@@ -77,7 +77,7 @@ describe('BucketPool', () => {
     }
     assert.throws(() => pool.allocate(), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`maxClients` is below the buckets one request needs (2500)',
+      message: '`maxBuckets` is below the buckets one request needs (2500)',
     });
   });
 
@@ -87,7 +87,7 @@ describe('BucketPool', () => {
     pool.allocate();
     assert.throws(() => pool.allocate(), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`maxClients` is below the buckets one request needs (2)',
+      message: '`maxBuckets` is below the buckets one request needs (2)',
     });
   });
 });

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const LOGGER = fileURLToPath(new URL('../../src/server/demo-logger.ts', import.meta.url));
+const LOGGER = fileURLToPath(new URL('../../demo/demo-logger.ts', import.meta.url));
 
 it('drops lines once a stalled reader has left 4 MB queued on stdout', { timeout: 20_000 }, async () => {
   // 40 MB of log lines into a pipe nobody reads, then the queue's size on stderr.

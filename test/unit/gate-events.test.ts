@@ -1,4 +1,4 @@
-// The gate's per-request hooks: the default identity through clientKey, requests without one, onDecision, tiers.
+// The gate's per-request hooks: the default identity through addressIdentity, requests without one, onDecision, tiers.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { describe, it, mock } from 'node:test';

@@ -2,16 +2,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TollgateError } from '../../src/errors.js';
+import { addressIdentity } from '../../src/identity/address-identity.js';
 import { apiKeyId, apiKeyIdentity } from '../../src/identity/api-key-identity.js';
-import { clientKey } from '../../src/identity/client-key.js';
 import { identifierHasher } from '../../src/identity/identifier-hash.js';
 import { encodeIdentifier } from '../../src/key.js';
 
-describe('clientKey', () => {
+describe('addressIdentity', () => {
   it('keeps IPv4, and reads IPv4-mapped IPv6 as the IPv4 address', () => {
-    assert.equal(clientKey('1.2.3.4'), '1.2.3.4');
-    assert.equal(clientKey('::ffff:1.2.3.4'), '1.2.3.4');
-    assert.equal(clientKey('::FFFF:102:304'), '1.2.3.4');
+    assert.equal(addressIdentity('1.2.3.4'), '1.2.3.4');
+    assert.equal(addressIdentity('::ffff:1.2.3.4'), '1.2.3.4');
+    assert.equal(addressIdentity('::FFFF:102:304'), '1.2.3.4');
   });
 
   it('groups IPv6 by /64 by default, whatever the spelling', () => {
@@ -21,28 +21,28 @@ describe('clientKey', () => {
       '2001:db8:1:2:ffff:ffff:ffff:ffff',
       '2001:0DB8:0001:0002:0:0:0:9',
     ])
-      assert.equal(clientKey(address), group);
-    assert.notEqual(clientKey('2001:db8:1:3::1'), group);
-    assert.equal(clientKey('fe80::1%eth0'), 'fe80::/64');
+      assert.equal(addressIdentity(address), group);
+    assert.notEqual(addressIdentity('2001:db8:1:3::1'), group);
+    assert.equal(addressIdentity('fe80::1%eth0'), 'fe80::/64');
   });
 
   it('takes another prefix', () => {
-    assert.equal(clientKey('2001:db8:1:2::1', { ipv6Prefix: 48 }), '2001:db8:1::/48');
+    assert.equal(addressIdentity('2001:db8:1:2::1', { ipv6Prefix: 48 }), '2001:db8:1::/48');
     assert.equal(
-      clientKey('2001:db8:1:2::1', { ipv6Prefix: 56 }),
-      clientKey('2001:db8:1:ff::1', { ipv6Prefix: 56 }),
+      addressIdentity('2001:db8:1:2::1', { ipv6Prefix: 56 }),
+      addressIdentity('2001:db8:1:ff::1', { ipv6Prefix: 56 }),
     );
-    assert.equal(clientKey('2001:db8::1', { ipv6Prefix: 128 }), '2001:db8::1/128');
+    assert.equal(addressIdentity('2001:db8::1', { ipv6Prefix: 128 }), '2001:db8::1/128');
     for (const ipv6Prefix of [0, 129, 1.5])
       assert.throws(
-        () => clientKey('::1', { ipv6Prefix }),
+        () => addressIdentity('::1', { ipv6Prefix }),
         (e) => e instanceof TollgateError && e.option === 'ipv6Prefix',
       );
   });
 
   it('leaves anything that is no address unchanged, and undefined undefined', () => {
-    for (const value of ['alice', 'key:abc', '010.0.0.1', '']) assert.equal(clientKey(value), value);
-    assert.equal(clientKey(undefined), undefined);
+    for (const value of ['alice', 'key:abc', '010.0.0.1', '']) assert.equal(addressIdentity(value), value);
+    assert.equal(addressIdentity(undefined), undefined);
   });
 });
 

@@ -77,7 +77,7 @@ const policySpec = fc.oneof(
   fc.tuple(fc.constantFrom('fixedWindow', 'slidingWindow', 'slidingWindowCounter'), windowOptions),
 );
 const storeOptions = options({
-  maxClients: either(fc.constantFrom(1, 2, 3, 100)),
+  maxBuckets: either(fc.constantFrom(1, 2, 3, 100)),
   cleanupIntervalMs: either(fc.constantFrom(1000, '1m')),
   inactiveAfterMs: either(fc.constantFrom('1h', '30d')),
 }).map((given) => ({ ...given, autoCleanup: false }));
@@ -115,8 +115,8 @@ it('policies, MemoryStore and createLimiter: built and deciding, or refused with
           assert.ok(Number.isInteger(decision.remaining) && decision.remaining >= 0);
         }
         assert.ok(
-          memory.size <= ((store as { maxClients?: number }).maxClients ?? 100_000),
-          'maxClients holds',
+          memory.size <= ((store as { maxBuckets?: number }).maxBuckets ?? 100_000),
+          'maxBuckets holds',
         );
       },
     ),

@@ -1,7 +1,7 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
 import { configError, TollgateError } from '../../errors.js';
-import type { Logger } from '../../gate.js';
 import { bucketKey, memberOf } from '../../key.js';
+import type { Logger } from '../../logger.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import {
   knownKeys,

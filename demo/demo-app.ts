@@ -1,18 +1,18 @@
 // The demo application: one route per common case (a strict route, bursts, each algorithm, tiers), each behind its limits.
 import { randomBytes } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
-import { type ExpressRateLimitOptions, rateLimit } from '../adapters/express.js';
-import { adminMiddleware } from '../admin/express.js';
-import { apiKeyId, apiKeyIdentity } from '../identity/api-key-identity.js';
-import { clientKey } from '../identity/client-key.js';
-import { identifierHasher } from '../identity/identifier-hash.js';
-import { createLimiter, type Limiter } from '../limiter.js';
-import { createMetrics } from '../metrics/create-metrics.js';
-import { fixedWindow } from '../policies/fixed-window.js';
-import type { AnyPolicy } from '../policies/policy.js';
-import { slidingWindow } from '../policies/sliding-window.js';
-import { tokenBucket } from '../policies/token-bucket.js';
-import type { Store } from '../stores/store.js';
+import { type ExpressRateLimitOptions, rateLimit } from '../src/adapters/express.js';
+import { adminMiddleware } from '../src/admin/express.js';
+import { addressIdentity } from '../src/identity/address-identity.js';
+import { apiKeyId, apiKeyIdentity } from '../src/identity/api-key-identity.js';
+import { identifierHasher } from '../src/identity/identifier-hash.js';
+import { createLimiter, type Limiter } from '../src/limiter.js';
+import { createMetrics } from '../src/metrics/create-metrics.js';
+import { fixedWindow } from '../src/policies/fixed-window.js';
+import type { AnyPolicy } from '../src/policies/policy.js';
+import { slidingWindow } from '../src/policies/sliding-window.js';
+import { tokenBucket } from '../src/policies/token-bucket.js';
+import type { Store } from '../src/stores/store.js';
 import { createDemoLogger } from './demo-logger.js';
 import { type DemoLogger, requestLog } from './request-log.js';
 import { simulatorRouter } from './simulator.js';
@@ -55,7 +55,7 @@ export function createDemoApp(options: DemoOptions): Express {
   const apiKeys = options.apiKeys ?? DEFAULT_API_KEYS;
   const paidIdentities = new Set((options.paidApiKeys ?? defaultPaidApiKeys(apiKeys)).map(apiKeyId));
   // A recognised API key names the client; any other key counts as no key, i.e. the IP, so made-up keys mint nothing.
-  const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => clientKey(req.ip) });
+  const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => addressIdentity(req.ip) });
   // Keyed by the admin token when there is one, so logs and admin stats of every instance give the same hashes.
   const hasher = identifierHasher(options.adminToken ?? randomBytes(32));
   const metrics = createMetrics({ storeHealth: async () => (await options.health?.())?.ok ?? true });
@@ -106,7 +106,7 @@ export function createDemoApp(options: DemoOptions): Express {
         limiters: Object.values(limiters),
         store,
         // A URL may name a client by API key (or its `key:` identity) as well as by address.
-        identify: (id) => (apiKeys.includes(id) ? apiKeyId(id) : clientKey(id)),
+        identify: (id) => (apiKeys.includes(id) ? apiKeyId(id) : addressIdentity(id)),
         logger,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       }),

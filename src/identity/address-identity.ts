@@ -3,7 +3,7 @@ import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { configError } from '../errors.js';
 
-export interface ClientKeyOptions {
+export interface AddressIdentityOptions {
   /**
    * IPv6 clients sharing this many leading bits share a bucket. Default 64: one subscriber is usually given a
    * whole /64 (or more), so per-address buckets would let them rotate through 2^64 fresh quotas.
@@ -17,7 +17,10 @@ export interface ClientKeyOptions {
  * whatever its spelling (zero runs, a zone id). Anything else (not an IP address, or IPv4 in a form other than
  * the dotted quad a socket reports) comes back unchanged, and `undefined` (a closed socket) stays `undefined`.
  */
-export function clientKey(address: string | undefined, options: ClientKeyOptions = {}): string | undefined {
+export function addressIdentity(
+  address: string | undefined,
+  options: AddressIdentityOptions = {},
+): string | undefined {
   const prefix = options.ipv6Prefix ?? 64;
   if (!Number.isInteger(prefix) || prefix < 1 || prefix > 128)
     throw configError('ipv6Prefix', 'must be an integer from 1 to 128', prefix);

@@ -2,8 +2,8 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import express, { type ErrorRequestHandler, type Router } from 'express';
-import { TollgateError } from '../errors.js';
-import { generateArrivals, type PatternSpec, type PolicySpec, simulate } from '../simulation.js';
+import { TollgateError } from '../src/errors.js';
+import { generateArrivals, type PatternSpec, type PolicySpec, simulate } from '../src/simulation.js';
 
 /** Arrivals one request may simulate: 4 policies of this many stay a few MB of JSON. */
 export const MAX_SIMULATED_ARRIVALS = 20_000;
@@ -17,8 +17,8 @@ export const MAX_SIMULATED_POLICIES = 4;
  */
 export const MAX_SIMULATION_WORK = 25_000_000;
 
-// Two levels below the repo root both as src/server/ (tsx) and as dist/server/ (built).
-const PAGE_DIR = fileURLToPath(new URL('../../simulator/', import.meta.url));
+// One level below the repo root.
+const PAGE_DIR = fileURLToPath(new URL('../simulator/', import.meta.url));
 const require = createRequire(import.meta.url);
 
 /**

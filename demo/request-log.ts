@@ -1,10 +1,11 @@
 // The demos' structured request logs: one line per request, with every limiter's decision and the client IP hashed.
 import type { Request, RequestHandler } from 'express';
-import { loggedAdminPath } from '../admin/admin-path.js';
-import { decisionOutcome } from '../decision-outcome.js';
-import type { DecisionEvent, Logger } from '../gate.js';
-import { clientKey } from '../identity/client-key.js';
-import type { IdentifierHasher } from '../identity/identifier-hash.js';
+import { loggedAdminPath } from '../src/admin/admin-path.js';
+import { decisionOutcome } from '../src/decision-outcome.js';
+import type { DecisionEvent } from '../src/gate.js';
+import { addressIdentity } from '../src/identity/address-identity.js';
+import type { IdentifierHasher } from '../src/identity/identifier-hash.js';
+import type { Logger } from '../src/logger.js';
 
 /** What the demos log through: pino, or anything with its `info(object, message)`. */
 export interface DemoLogger extends Logger {
@@ -40,7 +41,7 @@ export function requestLog({ logger, clientIps, hasher }: RequestLogOptions): Re
   const middleware: RequestHandler = (req, res, next) => {
     const started = performance.now();
     res.on('finish', () => {
-      const address = clientKey(req.ip);
+      const address = addressIdentity(req.ip);
       logger.info(
         {
           method: req.method,

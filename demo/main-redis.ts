@@ -1,5 +1,5 @@
 // `npm run start:redis`: the demo on RedisStore, so every instance pointed at one Redis spends from the same buckets.
-import { RedisStore } from '../stores/redis/index.js';
+import { RedisStore } from '../src/stores/redis/index.js';
 import { createDemoLogger } from './demo-logger.js';
 import { envFlag, envPort, refuseToStart, runDemo } from './run-demo.js';
 
