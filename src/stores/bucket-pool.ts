@@ -99,16 +99,20 @@ const WIDTHS = {
   'sliding-window-counter': 3,
   'sliding-window': 0,
 } as const satisfies Record<PolicyKind, number>;
-const KINDS = Object.keys(WIDTHS) as PolicyKind[];
+export const KINDS = Object.keys(WIDTHS) as PolicyKind[];
 const KIND_INDEX = Object.fromEntries(KINDS.map((kind, index) => [kind, index])) as Record<
   PolicyKind,
   number
 >;
 
+/** Kinds a slot can name: room for 8, checked by the pool's tests as kinds are added. */
+export const KIND_SLOTS = 8;
+
 /**
- * One pool per kind, each bucket addressed by one small integer: its row in its kind's pool, times 4, plus its
- * kind's index. So the bucket is a number in its table, and a bucket of another kind under the same key (a scope
- * whose policy changed) is told apart without reading it.
+ * One pool per kind, each bucket addressed by one small integer: its row in its kind's pool, times `KIND_SLOTS`,
+ * plus its kind's index (arithmetic rather than bit shifts, so no row count overflows 32 bits). So the bucket is a
+ * number in its table, and a bucket of another kind under the same key (a scope whose policy changed) is told
+ * apart without reading it.
  */
 export class BucketSlots {
   readonly #pools: BucketPool[];
@@ -118,36 +122,40 @@ export class BucketSlots {
   }
 
   holds(slot: number, kind: PolicyKind): boolean {
-    return (slot & 3) === KIND_INDEX[kind];
+    return slot % KIND_SLOTS === KIND_INDEX[kind];
   }
 
   allocate(kind: PolicyKind): number {
     const index = KIND_INDEX[kind];
-    return (this.#pools[index] as BucketPool).allocate() * 4 + index;
+    return (this.#pools[index] as BucketPool).allocate() * KIND_SLOTS + index;
   }
 
   release(slot: number): void {
-    this.#poolOf(slot).release(slot >>> 2);
+    this.#poolOf(slot).release(rowOf(slot));
   }
 
   /** The bucket's state, and a mark that it was used. */
   read(slot: number): unknown {
-    return this.#poolOf(slot).read(slot >>> 2);
+    return this.#poolOf(slot).read(rowOf(slot));
   }
 
   write(slot: number, state: unknown, expiresAt: number): void {
-    this.#poolOf(slot).write(slot >>> 2, state, expiresAt);
+    this.#poolOf(slot).write(rowOf(slot), state, expiresAt);
   }
 
   expiresAt(slot: number): number {
-    return this.#poolOf(slot).expiresAt(slot >>> 2);
+    return this.#poolOf(slot).expiresAt(rowOf(slot));
   }
 
   takeSecondChance(slot: number): boolean {
-    return this.#poolOf(slot).takeSecondChance(slot >>> 2);
+    return this.#poolOf(slot).takeSecondChance(rowOf(slot));
   }
 
   #poolOf(slot: number): BucketPool {
-    return this.#pools[slot & 3] as BucketPool;
+    return this.#pools[slot % KIND_SLOTS] as BucketPool;
   }
+}
+
+function rowOf(slot: number): number {
+  return Math.floor(slot / KIND_SLOTS);
 }
