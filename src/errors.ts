@@ -1,4 +1,6 @@
-// The one error type Tollgate throws: a stable `code` to branch on, and the option at fault when there is one.
+// Tollgate's own error type: a stable `code` to branch on, and the option at fault when there is one.
+// Errors Tollgate raises carry it; errors from elsewhere (a Redis driver, a custom store, an application callback)
+// pass through unchanged or as the `cause` of a TollgateError.
 
 /** Stable codes: match on these, never on messages. */
 export type TollgateErrorCode =
