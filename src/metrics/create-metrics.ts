@@ -1,7 +1,8 @@
 // Prometheus metrics for Tollgate's decisions, registered into a prom-client registry the application owns.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import { decisionOutcome, isNearLimit } from '../decision-outcome.js';
-import { configError } from '../errors.js';
+import { configError, TollgateError } from '../errors.js';
 import type { DecisionEvent } from '../gate.js';
 import { optionalFunction } from '../validate.js';
 
@@ -38,7 +39,27 @@ interface ScopeSeries {
   readonly nearLimit: Counter.Internal;
 }
 
+const require = createRequire(import.meta.url);
+
+/**
+ * prom-client, loaded when metrics are created rather than when this module is imported: it is an optional peer,
+ * so `import 'tollgate/metrics'` works in any install and only `createMetrics` asks for the package.
+ */
+function promClient(): typeof import('prom-client') {
+  try {
+    return require('prom-client') as typeof import('prom-client');
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
+    throw new TollgateError(
+      'ERR_TOLLGATE_CONFIG',
+      'createMetrics needs the `prom-client` package (npm install prom-client)',
+      { cause },
+    );
+  }
+}
+
 export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
+  const { Counter, Gauge, Histogram, Registry } = promClient();
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) throw configError('registry', 'must be a prom-client Registry');
   const prefix = options.prefix ?? 'tollgate_';
