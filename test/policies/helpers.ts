@@ -1,7 +1,8 @@
-// Shared helpers for the policy tests: threading state through a policy, and asserting configuration errors.
+// Shared helpers for the policy, limiter and store tests: threading state through a policy, asserting configuration
+// errors, and a MemoryStore on a hand-moved clock.
 import assert from 'node:assert/strict';
 import type { MemoryStoreOptions, Policy, PolicyResult } from '../../src/index.js';
-import { MemoryStore, TollgateError } from '../../src/index.js';
+import { fixedWindow, MemoryStore, TollgateError } from '../../src/index.js';
 
 /** A policy with its state threaded through calls, as a store would keep it (a denial writes nothing). */
 export class Run<S = unknown> {
@@ -48,6 +49,9 @@ export function throwsConfig(fn: () => unknown, option: string): void {
     return true;
   });
 }
+
+/** A fixed window admitting one request a minute. */
+export const limitOne = () => fixedWindow({ limit: 1, windowMs: '1m' });
 
 /** A MemoryStore on a clock the test moves by hand, with no sweep timer. */
 export function manualStore(options: MemoryStoreOptions = {}) {

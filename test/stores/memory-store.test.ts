@@ -1,4 +1,5 @@
-// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxBuckets, reset, sweep and kinds.
+// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxBuckets, reset, sweep (and its
+// timer) and kinds.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import {
@@ -9,13 +10,23 @@ import {
   type MemoryStoreOptions,
   tokenBucket,
 } from '../../src/index.js';
-import { liveKeys, manualStore } from './helpers.js';
+import { limitOne, liveKeys, manualStore, throwsConfig } from '../policies/helpers.js';
 
 /** One request a second passes; each bucket is at rest 1000 ms after its window opened. */
 const perSecond = (name?: string) =>
   fixedWindow(name === undefined ? { limit: 1, windowMs: 1000 } : { limit: 1, windowMs: 1000, name });
 
 describe('MemoryStore options', () => {
+  it('MemoryStore rejects bad options, naming the option', () => {
+    for (const maxBuckets of [0, -1, 1.5, Number.NaN])
+      throwsConfig(() => new MemoryStore({ maxBuckets }), 'maxBuckets');
+    throwsConfig(() => new MemoryStore({ cleanupIntervalMs: 0 }), 'cleanupIntervalMs');
+    throwsConfig(() => new MemoryStore({ inactiveAfterMs: 'soon' as '1s' }), 'inactiveAfterMs');
+    throwsConfig(() => new MemoryStore({ autoCleanup: 'no' as unknown as boolean }), 'autoCleanup');
+    throwsConfig(() => new MemoryStore({ clock: 5 as unknown as () => number }), 'clock');
+    throwsConfig(() => new MemoryStore({ maxClient: 5 } as never), 'maxClient');
+  });
+
   it('refuses bad options with messages that say what is wrong', () => {
     assert.throws(() => new MemoryStore({ maxClient: 5 } as MemoryStoreOptions), {
       code: 'ERR_TOLLGATE_CONFIG',
@@ -83,6 +94,161 @@ describe('MemoryStore options', () => {
     } finally {
       mock.timers.reset();
     }
+  });
+});
+
+describe('MemoryStore', () => {
+  it('maxBuckets evicts the least recently used bucket', async () => {
+    const { store } = manualStore({ maxBuckets: 3 });
+    const limiter = createLimiter({ policy: limitOne(), store, scope: 'lru' });
+    for (const id of ['a', 'b', 'c']) await limiter.consume(id);
+    // Reading 'a' (even a denial, which writes nothing) makes it the most recently used.
+    assert.equal((await limiter.consume('a')).allowed, false);
+    await limiter.consume('d');
+    assert.equal(store.size, 3);
+    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual((await liveKeys(store)).sort(), ['lru|a', 'lru|c', 'lru|d']);
+    // 'b' was forgotten: it starts afresh.
+    assert.equal((await limiter.consume('b')).allowed, true);
+  });
+
+  it('a key used constantly is never the one evicted, even while it is only being denied', async () => {
+    const { clock, store } = manualStore({ maxBuckets: 2 });
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 5, refillPerSecond: 0 }), store });
+    assert.equal((await limiter.consume('hot', { cost: 5 })).allowed, true);
+    for (let i = 0; i < 1000; i++) {
+      clock.now += 7;
+      assert.equal((await limiter.consume('hot')).allowed, false, `iteration ${i}`);
+      assert.equal((await limiter.consume(`cold-${i}`)).allowed, true);
+    }
+    assert.equal(store.size, 2);
+    assert.equal(store.metrics.evictions, 999);
+  });
+
+  it('sweep() drops the buckets at rest and keeps the others', async () => {
+    const { clock, store } = manualStore();
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 5, windowMs: 1000 }), store });
+    await limiter.consume('a');
+    clock.now = 500;
+    await limiter.consume('b');
+    clock.now = 999;
+    assert.equal(store.sweep(), 0);
+    clock.now = 1000;
+    assert.equal((await liveKeys(store)).length, 1);
+    assert.equal(store.sweep(), 1);
+    assert.equal(store.size, 1);
+    clock.now = 1500;
+    assert.equal(store.sweep(), 1);
+    assert.equal(store.size, 0);
+  });
+
+  it('the sweep timer runs every cleanupIntervalMs, and close() clears it and the buckets', async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    try {
+      let now = 0;
+      const store = new MemoryStore({ clock: () => now, cleanupIntervalMs: 1000 });
+      const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 100 }), store });
+      await limiter.consume('a');
+      now = 500;
+      mock.timers.tick(999);
+      assert.equal(store.size, 1);
+      mock.timers.tick(1);
+      assert.equal(store.size, 0);
+      await limiter.consume('b');
+      store.close();
+      assert.equal(store.size, 0);
+      await limiter.consume('c');
+      now = 10_000;
+      mock.timers.tick(10_000);
+      assert.equal(store.size, 1, 'no sweep after close()');
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  it('the bound is shared by every scope: the table holding the most buckets gives up its oldest', async () => {
+    const { store } = manualStore({ maxBuckets: 4 });
+    const big = createLimiter({ policy: limitOne(), store, scope: 'big' });
+    const small = createLimiter({ policy: limitOne(), store, scope: 'small' });
+    // 'small|z' is the oldest bucket of all, but 'big' holds the most.
+    await small.consume('z');
+    for (const id of ['a', 'b', 'c']) await big.consume(id);
+    await small.consume('y');
+    assert.equal(store.size, 4);
+    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual((await liveKeys(store)).sort(), ['big|b', 'big|c', 'small|y', 'small|z']);
+  });
+
+  it('lists, resets and sweeps the buckets of a limiter with several policies by their own keys', async () => {
+    const { clock, store } = manualStore();
+    const policies = [
+      fixedWindow({ limit: 1, windowMs: 1000, name: 'second' }),
+      fixedWindow({ limit: 5, windowMs: 60_000, name: 'minute' }),
+    ];
+    const both = createLimiter({ policy: policies, store, scope: 'both' });
+    const alone = createLimiter({ policy: limitOne(), store, scope: 'both' });
+    await both.consume('ann');
+    await both.consume('bob');
+    await alone.consume('ann');
+    assert.deepEqual((await liveKeys(store)).sort(), [
+      'both|ann',
+      '{both|ann}:minute',
+      '{both|ann}:second',
+      '{both|bob}:minute',
+      '{both|bob}:second',
+    ]);
+    // A key of one policy resets that policy alone; foreign or malformed keys are ignored.
+    store.reset(['{both|ann}:second', 'both|nobody', '{both|ann', '{both|ann}', 'unrelated']);
+    assert.equal(store.size, 4);
+    assert.equal(
+      (await both.consume('ann')).allowed,
+      true,
+      'the second is spent afresh, the minute has 4 left',
+    );
+    assert.equal((await both.consume('ann')).policies[1]?.remaining, 3);
+    await both.reset('bob');
+    await alone.reset('ann');
+    assert.deepEqual((await liveKeys(store)).sort(), ['{both|ann}:minute', '{both|ann}:second']);
+    clock.now = 60_000;
+    assert.equal(store.sweep(), 2);
+    assert.equal(store.size, 0);
+    assert.deepEqual(await liveKeys(store), []);
+  });
+
+  it("making room for one of a request's buckets never evicts another bucket of the same request", async () => {
+    const { clock, store } = manualStore({ maxBuckets: 3 });
+    const limiter = createLimiter({
+      policy: [
+        fixedWindow({ limit: 3, windowMs: 1000, name: 'a' }),
+        fixedWindow({ limit: 100, windowMs: 60_000, name: 'b' }),
+      ],
+      store,
+      scope: 's',
+    });
+    await limiter.consume('x');
+    await limiter.consume('y');
+    clock.now = 2000;
+    store.sweep();
+    await limiter.consume('y');
+    // x's window 'a' is gone and must be inserted; its 'b' bucket, read by this request, must not make the room.
+    assert.deepEqual(
+      (await limiter.consume('x')).policies.map((p) => p.remaining),
+      [2, 98],
+    );
+    assert.deepEqual(
+      (await limiter.consume('x')).policies.map((p) => p.remaining),
+      [1, 97],
+    );
+    assert.deepEqual((await liveKeys(store)).sort(), ['{s|x}:a', '{s|x}:b', '{s|y}:a']);
+  });
+
+  it('evictions count only buckets that still held state', async () => {
+    const { clock, store } = manualStore({ maxBuckets: 1 });
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 100 }), store });
+    await limiter.consume('a');
+    clock.now = 1000;
+    await limiter.consume('b');
+    assert.equal(store.metrics.evictions, 0);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { throwsConfig } from './helpers.js';
+import { manualStore, throwsConfig } from '../policies/helpers.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -175,5 +175,19 @@ describe('MemoryStore under memory pressure', () => {
       y.policies.map((p) => p.remaining),
       [0, 3],
     );
+  });
+});
+
+describe('clock and retention edge cases at the limiter level', () => {
+  it('a clock stepping back, then a sweep, does not mint a fresh window', async () => {
+    const { clock, store } = manualStore();
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 2, windowMs: 1000 }), store });
+    clock.now = 1000;
+    assert.equal((await limiter.consume('jo')).allowed, true);
+    clock.now = 500;
+    assert.equal((await limiter.consume('jo')).allowed, true);
+    clock.now = 1500;
+    store.sweep();
+    assert.equal((await limiter.consume('jo')).allowed, false);
   });
 });
