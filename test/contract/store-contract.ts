@@ -226,7 +226,7 @@ export function runStoreContract(
       );
     });
 
-    // MemoryStore keeps no TTLs: test/policies/retention.test.ts holds its sweep to the same rule.
+    // MemoryStore keeps no TTLs: test/stores/memory-store-retention.test.ts holds its sweep to the same rule.
     if (keyTtls)
       it('keeps a key until its state is at rest, however long: 30-day windows, and for ever without refill', async () => {
         await store();

@@ -1,8 +1,9 @@
 // Shared helpers for the policy, limiter and store tests: threading state through a policy, asserting configuration
 // errors, and a MemoryStore on a hand-moved clock.
 import assert from 'node:assert/strict';
-import type { MemoryStoreOptions, Policy, PolicyResult } from '../../src/index.js';
+import type { MemoryStoreOptions, Policy } from '../../src/index.js';
 import { fixedWindow, MemoryStore, TollgateError } from '../../src/index.js';
+import type { PolicyResult } from '../../src/stores/index.js';
 
 /** A policy with its state threaded through calls, as a store would keep it (a denial writes nothing). */
 export class Run<S = unknown> {

@@ -4,17 +4,19 @@ import { describe, it } from 'node:test';
 import {
   type AnyPolicy,
   createLimiter,
-  degradedResponse,
   fixedWindow,
   type LimiterOptions,
   MemoryStore,
-  type PolicyResult,
   type Store,
-  type StoreRequest,
-  type StoreResponse,
-  sharedMemoryStore,
   tokenBucket,
 } from '../../src/index.js';
+import {
+  degradedResponse,
+  type PolicyResult,
+  type StoreRequest,
+  type StoreResponse,
+} from '../../src/stores/index.js';
+import { sharedMemoryStore } from '../../src/stores/memory-store.js';
 import { sharedScopeWarningsDuring } from './helpers.js';
 
 /** Asserts `fn` throws a configuration error for `option` with exactly `message`. */

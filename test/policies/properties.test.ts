@@ -4,12 +4,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   type AnyPolicy,
-  evaluatePolicies,
   fixedWindow,
   slidingWindow,
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { evaluatePolicies } from '../../src/stores/index.js';
 import {
   BucketModel,
   CounterModel,

@@ -2,7 +2,7 @@
 // documented behaviour, not from the implementation: explicit window lists, arrays of timestamps, event lists on a
 // grid, a token level refilled by elapsed time. Retry hints of the window models are found by trying every later
 // millisecond.
-import type { PolicyResult } from '../../src/index.js';
+import type { PolicyResult } from '../../src/stores/index.js';
 
 export interface Model {
   /** The expected result of a request of `cost` at `t`; admits it (records it) when `commit` and allowed. */

@@ -1,7 +1,7 @@
 // The local deny cache on a hand-moved clock: what it repeats, how its figures age, when it lets Redis decide again.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PolicyResult } from '../../src/index.js';
+import type { PolicyResult } from '../../src/stores/index.js';
 import { DenyCache } from '../../src/stores/redis/deny-cache.js';
 import type { StoreResponse } from '../../src/stores/store.js';
 

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toDecision } from '../../src/decision.js';
-import { createLimiter, fixedWindow, MemoryStore, type PolicyResult, tokenBucket } from '../../src/index.js';
+import { createLimiter, fixedWindow, MemoryStore, tokenBucket } from '../../src/index.js';
+import type { PolicyResult } from '../../src/stores/index.js';
 import type { StoreResponse } from '../../src/stores/store.js';
 
 const a = fixedWindow({ limit: 10, windowMs: 1000, name: 'a' });

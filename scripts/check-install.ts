@@ -1,0 +1,134 @@
+// The package as a user gets it: packed from this checkout, installed alone in an empty project, then every subpath
+// imported, the CLI and its simulator run, and the install checked for demo-only dependencies. Exits 1 on a miss.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  exports: Record<string, unknown>;
+};
+/** Packages only the demo, the benchmark or the tests use: an install of the library must not bring them. */
+const DEMO_ONLY = ['uplot', 'express', 'pino', 'fastify', 'hono', 'koa', 'ioredis', 'redis', 'prom-client'];
+/** Files a user needs from the tarball, and what must never be in it. */
+const MUST_SHIP = ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'simulator/index.html'];
+const MUST_NOT_SHIP = [/\.map$/, /^docs\//, /\.png$/, /^demo\//, /^test\//, /^bench\//, /^src\//];
+
+const failures: string[] = [];
+function check(ok: boolean, what: string): void {
+  process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${what}\n`);
+  if (!ok) failures.push(what);
+}
+
+function run(command: string, args: readonly string[], cwd: string): string {
+  return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs `node -e` in the project: the exit status and what it printed. */
+function node(cwd: string, args: readonly string[]): { status: number; output: string } {
+  try {
+    return { status: 0, output: run(process.execPath, args, cwd) };
+  } catch (error) {
+    const failed = error as { status?: number; stdout?: string; stderr?: string };
+    return { status: failed.status ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+  }
+}
+
+function packed(destination: string): { tarball: string; files: string[] } {
+  const [report] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', destination], ROOT)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  if (!report) throw new Error('npm pack printed no report');
+  return { tarball: join(destination, report.filename), files: report.files.map((file) => file.path) };
+}
+
+/** Starts `tollgate simulate --port 0 --json`, fetches the page, its script and a simulation, then stops it. */
+async function simulatorAnswers(project: string): Promise<boolean> {
+  const bin = join(project, 'node_modules', '.bin', 'tollgate');
+  const child: ChildProcess = spawn(bin, ['simulate', '--port', '0', '--json'], { cwd: project });
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no URL within 10 s: ${out}`)), 10_000);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) {
+          clearTimeout(timer);
+          resolve(out.split('\n')[0] as string);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL`)));
+    });
+    const { url } = JSON.parse(line) as { url: string };
+    const page = await fetch(url);
+    const script = await fetch(new URL('app.js', url));
+    const simulation = await fetch(new URL('api/simulate', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        policies: [{ kind: 'fixed-window', limit: 5, windowMs: 1000 }],
+        arrivals: [0, 1],
+      }),
+    });
+    return page.status === 200 && script.status === 200 && simulation.status === 200;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'tollgate-install-'));
+  try {
+    const { tarball, files } = packed(work);
+    for (const file of MUST_SHIP) check(files.includes(file), `the tarball ships ${file}`);
+    const unwanted = files.filter((file) => MUST_NOT_SHIP.some((pattern) => pattern.test(file)));
+    check(unwanted.length === 0, `the tarball ships no maps, docs, demo or sources (${unwanted.join(', ')})`);
+
+    const project = join(work, 'app');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), '{ "name": "app", "private": true, "type": "module" }\n');
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], project);
+
+    for (const subpath of Object.keys(manifest.exports).filter((key) => key !== './package.json')) {
+      const specifier = `${manifest.name}${subpath.slice(1)}`;
+      const loaded = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
+      check(loaded.status === 0, `import('${specifier}') loads ${loaded.output.trim()}`);
+    }
+    const required = node(project, ['-e', `require('${manifest.name}').createLimiter`]);
+    check(required.status === 0, `require('${manifest.name}') works on Node ${process.version}`);
+    const metrics = node(project, [
+      '--input-type=module',
+      '-e',
+      `import { createMetrics } from '${manifest.name}/metrics';
+       try { createMetrics(); process.exit(3); } catch (error) { process.exit(error.code === 'ERR_TOLLGATE_CONFIG' ? 0 : 4); }`,
+    ]);
+    check(metrics.status === 0, 'createMetrics() without prom-client is a configuration error');
+
+    const bin = join(project, 'node_modules', '.bin', 'tollgate');
+    const help = node(project, [bin, '--help']);
+    check(help.status === 0 && help.output.includes('simulate'), '`tollgate --help` prints the usage');
+    const version = node(project, [bin, '--version']);
+    check(
+      version.status === 0 && version.output.trim() === manifest.version,
+      '`tollgate --version` prints it',
+    );
+    check(await simulatorAnswers(project), '`tollgate simulate` serves the page and runs a simulation');
+
+    const installed = `${run('npm', ['ls', '--all', '--parseable'], project)}\n`;
+    const extra = DEMO_ONLY.filter((name) => installed.includes(`/node_modules/${name}\n`));
+    check(extra.length === 0, `the install holds none of ${DEMO_ONLY.join(', ')} (${extra.join(', ')})`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  if (failures.length > 0) {
+    process.stderr.write(`${failures.length} install check(s) failed\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
