@@ -1,7 +1,7 @@
 // BucketPool alone: states of each width read back as written, rows are reused, and a pool grows only to its bound.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BucketPool, BucketSlots } from '../../src/stores/bucket-pool.js';
+import { BucketPool, BucketSlots, KIND_SLOTS, KINDS } from '../../src/stores/bucket-pool.js';
 
 describe('BucketPool', () => {
   it('a state of width 1 reads back as the number itself, beside its expiry time', () => {
@@ -120,5 +120,20 @@ describe('BucketSlots', () => {
     assert.equal(slots.takeSecondChance(log), true);
     slots.release(log);
     assert.equal(slots.allocate('sliding-window'), log);
+  });
+
+  it('names every policy kind apart in a slot, with room left for the kinds to come', () => {
+    assert.ok(KINDS.length <= KIND_SLOTS, `${KINDS.length} kinds need more than ${KIND_SLOTS} slot tags`);
+    const slots = new BucketSlots(3);
+    // The second row of each kind too: a tag too narrow shows as a row of one kind read as another.
+    const held = KINDS.flatMap((kind) =>
+      [slots.allocate(kind), slots.allocate(kind)].map((slot) => ({ kind, slot })),
+    );
+    for (const { kind, slot } of held)
+      assert.deepEqual(
+        KINDS.filter((other) => slots.holds(slot, other)),
+        [kind],
+      );
+    assert.equal(new Set(held.map(({ slot }) => slot)).size, held.length);
   });
 });
