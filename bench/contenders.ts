@@ -16,8 +16,8 @@ import { RedisStore, type RedisStoreOptions } from '../src/stores/redis/index.js
 import type { Decider } from './load.js';
 import type { BenchRedis } from './redis.js';
 
-export type Library = 'Tollgate' | 'express-rate-limit' | 'rate-limit-redis' | 'rate-limiter-flexible';
-export type Engine = 'memory' | 'redis';
+type Library = 'Tollgate' | 'express-rate-limit' | 'rate-limit-redis' | 'rate-limiter-flexible';
+type Engine = 'memory' | 'redis';
 export type ClientLibrary = 'ioredis' | 'node-redis';
 
 export interface Contender {

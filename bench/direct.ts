@@ -25,7 +25,7 @@ export interface DirectSettings {
   readonly warmupMs: number;
 }
 
-export const IN_FLIGHT = [1, 64] as const;
+const IN_FLIGHT = [1, 64] as const;
 export const KEYS = 10_000;
 /**
  * Generous enough that no contender denies anything here: every call is a full read-decide-write. An hour's window,
@@ -47,7 +47,7 @@ export interface DirectMeasure {
   readonly commandsPerDecision?: number;
 }
 
-export function directContenders(redis: BenchRedis): Contender[] {
+function directContenders(redis: BenchRedis): Contender[] {
   const quotaOf = (kind: string) => (kind === 'sliding-window' ? LOG_QUOTA : QUOTA);
   return [
     ...TOLLGATE_POLICIES.map((kind) => tollgateMemory(kind, quotaOf(kind))),

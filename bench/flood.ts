@@ -24,7 +24,7 @@ export interface FloodMeasure {
 const QUOTA: Quota = { limit: 10, windowMs: 60_000 };
 const IN_FLIGHT = 64;
 
-export function floodContenders(redis: BenchRedis): Contender[] {
+function floodContenders(redis: BenchRedis): Contender[] {
   return [
     tollgateRedis(redis, 'ioredis', 'token-bucket', QUOTA),
     tollgateRedis(redis, 'ioredis', 'token-bucket', QUOTA, {

@@ -10,7 +10,7 @@ import {
 } from '../test/harness/redis-server.js';
 
 const newNodeRedis = (url: string) => createClient({ url });
-export type NodeRedisClient = ReturnType<typeof newNodeRedis>;
+type NodeRedisClient = ReturnType<typeof newNodeRedis>;
 
 export interface CommandStat {
   readonly calls: number;

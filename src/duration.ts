@@ -2,7 +2,7 @@
 import { configError } from './errors.js';
 
 export type Duration = number | `${number}${DurationUnit}`;
-export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
+type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
 
 const UNIT_MS: Record<DurationUnit, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PATTERN = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/;

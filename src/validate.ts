@@ -16,7 +16,7 @@ export function positiveInteger(option: string, value: unknown): number {
 }
 
 /** The longest delay Node's timers honour; a longer one fires at once (with a warning). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A positive whole number of milliseconds that a timer will wait for: beyond about 24.8 days one fires at once. */
 export function timerMs(option: string, value: unknown): number {

@@ -7,7 +7,7 @@ import { type WindowOptions, windowParams } from './window-options.js';
 export type SlidingWindowState = readonly number[];
 
 /** Beyond this a log costs more than it is worth; the counter variant keeps O(1) state at any limit. */
-export const SLIDING_WINDOW_MAX_LIMIT = 10_000;
+const SLIDING_WINDOW_MAX_LIMIT = 10_000;
 
 /**
  * Admits at most `limit` units in any window of `windowMs` ending now: exact, with no boundary burst.
