@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import express, { type ErrorRequestHandler, type Router } from 'express';
 import { TollgateError } from '../src/errors.js';
-import { generateArrivals, type PatternSpec, type PolicySpec, simulate } from '../src/simulation.js';
+import { generateArrivals, type PatternSpec, type PolicySpec, simulate } from '../src/simulation/index.js';
 
 /** Arrivals one request may simulate: 4 policies of this many stay a few MB of JSON. */
 export const MAX_SIMULATED_ARRIVALS = 20_000;

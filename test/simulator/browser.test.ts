@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createDemoApp } from '../../demo/demo-app.js';
-import { boundaryBurst, type PolicySpec, simulate } from '../../src/simulation.js';
+import { boundaryBurst, type PolicySpec, simulate } from '../../src/simulation/index.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
 const CHROMIUM = '/usr/bin/chromium';

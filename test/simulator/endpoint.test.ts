@@ -12,7 +12,7 @@ import {
   type SimulationInput,
   simulate,
   simulationWork,
-} from '../../src/simulation.js';
+} from '../../src/simulation/index.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   simulate,
   simulationWork,
   steady,
-} from '../../src/simulation.js';
+} from '../../src/simulation/index.js';
 
 const FIXED: PolicySpec = { kind: 'fixed-window', limit: 5, windowMs: '10s' };
 const SLIDING: PolicySpec = { kind: 'sliding-window', limit: 5, windowMs: 10_000 };

@@ -1,0 +1,43 @@
+// Policies as plain JSON: a spec names its kind and the factory's options, and is built by that factory.
+import { configError } from '../errors.js';
+import { fixedWindow } from '../policies/fixed-window.js';
+import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
+import { slidingWindow } from '../policies/sliding-window.js';
+import { slidingWindowCounter } from '../policies/sliding-window-counter.js';
+import { type TokenBucketOptions, tokenBucket } from '../policies/token-bucket.js';
+import type { WindowOptions } from '../policies/window-options.js';
+import { knownKeys, oneOf } from '../validate.js';
+
+/** A policy as plain JSON: the factory's options plus its `kind`. */
+export type PolicySpec =
+  | ({ readonly kind: 'token-bucket' } & TokenBucketOptions)
+  | ({ readonly kind: 'fixed-window' | 'sliding-window' | 'sliding-window-counter' } & WindowOptions);
+
+const POLICY_KINDS: readonly PolicyKind[] = [
+  'token-bucket',
+  'fixed-window',
+  'sliding-window',
+  'sliding-window-counter',
+];
+const TOKEN_BUCKET_KEYS = ['kind', 'name', 'capacity', 'refillPerSecond', 'requestsPerMinute'];
+const WINDOW_KEYS = ['kind', 'name', 'limit', 'windowMs'];
+
+/** Builds a policy from its JSON description with the library's own factory, so its errors are the factory's. */
+export function policyFromSpec(spec: PolicySpec): AnyPolicy {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    throw configError('policy', 'must be an object such as { "kind": "fixed-window", ... }', spec);
+  }
+  const kind = oneOf('kind', spec.kind, POLICY_KINDS);
+  knownKeys(`a ${kind} policy`, spec, kind === 'token-bucket' ? TOKEN_BUCKET_KEYS : WINDOW_KEYS);
+  const { kind: _, ...options } = spec;
+  switch (spec.kind) {
+    case 'token-bucket':
+      return tokenBucket(options as TokenBucketOptions);
+    case 'fixed-window':
+      return fixedWindow(options as WindowOptions);
+    case 'sliding-window':
+      return slidingWindow(options as WindowOptions);
+    case 'sliding-window-counter':
+      return slidingWindowCounter(options as WindowOptions);
+  }
+}
