@@ -8,14 +8,13 @@ import { apiKeyId, apiKeyIdentity } from '../src/identity/api-key-identity.js';
 import { identifierHasher } from '../src/identity/identifier-hash.js';
 import { createLimiter, type Limiter } from '../src/limiter.js';
 import { createMetrics } from '../src/metrics/create-metrics.js';
-import { fixedWindow } from '../src/policies/fixed-window.js';
 import type { AnyPolicy } from '../src/policies/policy.js';
-import { slidingWindow } from '../src/policies/sliding-window.js';
 import { tokenBucket } from '../src/policies/token-bucket.js';
+import { LIVE_ROUTES } from '../src/simulator/live-routes.js';
+import { simulatorHandler } from '../src/simulator/simulator-handler.js';
 import type { Store } from '../src/stores/store.js';
 import { createDemoLogger } from './demo-logger.js';
 import { type DemoLogger, requestLog } from './request-log.js';
-import { simulatorRouter } from './simulator.js';
 
 export interface DemoOptions {
   readonly store: Store;
@@ -64,22 +63,15 @@ export function createDemoApp(options: DemoOptions): Express {
   const limiters = {
     // The aggregate net: looser than anything beneath it.
     global: limiter('global', tokenBucket({ requestsPerMinute: 300 })),
-    // Five per minute on the expensive route, while /api/cheap only has the aggregate.
-    expensive: limiter('expensive', tokenBucket({ requestsPerMinute: 5 })),
-    // A burst of 5, refilling one token every two seconds.
-    sensitive: limiter('sensitive', tokenBucket({ capacity: 5, refillPerSecond: 0.5 })),
-    // The three algorithms side by side, 5 per 10 s and a bucket of 5 at 1/s.
-    fixed: limiter('fixed', fixedWindow({ limit: 5, windowMs: '10s' })),
-    sliding: limiter('sliding', slidingWindow({ limit: 5, windowMs: '10s' })),
-    token: limiter('token', tokenBucket({ capacity: 5, refillPerSecond: 1 })),
-    // 10 tokens per client, 1 per second.
-    data: limiter('data', tokenBucket({ capacity: 10, refillPerSecond: 1 })),
     // Tiers: free 10 per minute and paid 100.
     free: limiter('tier-free', tokenBucket({ requestsPerMinute: 10 })),
     paid: limiter('tier-paid', tokenBucket({ requestsPerMinute: 100 })),
     // A limit being tried out: counted, logged and measured, never enforced.
     shadow: limiter('shadow', tokenBucket({ requestsPerMinute: 3 })),
   };
+  // The simulator's live mode routes (each algorithm side by side, bursts, a strict route), limited as
+  // `tollgate simulate` limits them, and here also by the aggregate and logged and measured like every route.
+  const live = LIVE_ROUTES.map(({ path, scope, policy }) => ({ path, limiter: limiter(scope, policy) }));
   const limit = (chosen: Limiter, extra: Omit<ExpressRateLimitOptions, 'limiter'> = {}) =>
     rateLimit({
       limiter: chosen,
@@ -103,7 +95,7 @@ export function createDemoApp(options: DemoOptions): Express {
     app.use(
       adminMiddleware({
         token: options.adminToken,
-        limiters: Object.values(limiters),
+        limiters: [...Object.values(limiters), ...live.map((route) => route.limiter)],
         store,
         // A URL may name a client by API key (or its `key:` identity) as well as by address.
         identify: (id) => (apiKeys.includes(id) ? apiKeyId(id) : addressIdentity(id)),
@@ -112,7 +104,8 @@ export function createDemoApp(options: DemoOptions): Express {
       }),
     );
   }
-  app.use(simulatorRouter());
+  // The page and POST /api/simulate; the live routes are this app's own, below.
+  app.use(simulatorHandler({ logger }));
   app.get('/health', async (_req, res) => {
     const extra = options.health === undefined ? { ok: true } : await options.health();
     res
@@ -129,13 +122,9 @@ export function createDemoApp(options: DemoOptions): Express {
   app.get('/api/public-data', ok('/api/public-data'));
   // Mounted before every limited route, so it counts them all.
   app.use('/api', limit(limiters.global, { skip: (req) => UNLIMITED.has(req.originalUrl) }));
-  app.get('/api/expensive', limit(limiters.expensive), ok('/api/expensive'));
+  for (const route of live) app.get(route.path, limit(route.limiter), ok(route.path));
+  // Only the aggregate: next to /api/expensive's 5 per minute, what a route without a limit of its own gets.
   app.get('/api/cheap', ok('/api/cheap'));
-  app.get('/api/sensitive-action', limit(limiters.sensitive), ok('/api/sensitive-action'));
-  app.get('/api/fixed-test', limit(limiters.fixed), ok('/api/fixed-test'));
-  app.get('/api/sliding-test', limit(limiters.sliding), ok('/api/sliding-test'));
-  app.get('/api/token-bucket-test', limit(limiters.token), ok('/api/token-bucket-test'));
-  app.get('/api/data', limit(limiters.data), ok('/api/data'));
   app.get(
     '/api/tiered',
     limit(limiters.free, {

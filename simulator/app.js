@@ -1,5 +1,6 @@
 // The simulator page's script: turns the form into a scenario for POST /api/simulate and charts the library's answers.
-import uPlot from '/vendor/uplot.esm.js';
+// The vendored uPlot is a classic script (index.html loads it first) that defines this global.
+const { uPlot } = globalThis;
 
 /** Policy kinds and their fields: [option, label, default]. Durations accept ms or strings such as '10s'. */
 const POLICY_KINDS = {
@@ -522,6 +523,23 @@ function stopLive(message) {
   if (message !== undefined) setStatus($('#live-status'), 'done', message);
 }
 
+/** Offers the server's rate-limited routes; Start stays disabled until there is one to pick. */
+async function loadLiveRoutes() {
+  let routes;
+  try {
+    const response = await fetch('/api/live-routes');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    routes = await response.json();
+  } catch (error) {
+    setStatus($('#live-status'), 'error', `The live routes could not be loaded: ${error.message}`);
+    return;
+  }
+  $('#live-endpoint').replaceChildren(
+    ...routes.map(({ path, label }) => el('option', { value: path }, `${path}: ${label}`)),
+  );
+  $('#live-form button[type=submit]').disabled = routes.length === 0;
+}
+
 function startLive() {
   stopLive();
   live?.chart.destroy();
@@ -626,3 +644,4 @@ new ResizeObserver(() => {
 renderPolicies();
 renderPatternParams();
 run();
+loadLiveRoutes();

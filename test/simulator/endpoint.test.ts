@@ -4,7 +4,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createDemoApp } from '../../demo/demo-app.js';
-import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../demo/simulator.js';
 import {
   boundaryBurst,
   type PolicySpec,
@@ -13,6 +12,7 @@ import {
   simulate,
   simulationWork,
 } from '../../src/simulation/index.js';
+import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../src/simulator/simulate-endpoint.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
 /**
@@ -178,8 +178,8 @@ describe('POST /api/simulate', () => {
       ['/', /text\/html/],
       ['/app.js', /javascript/],
       ['/style.css', /text\/css/],
-      ['/vendor/uplot.esm.js', /javascript/],
-      ['/vendor/uplot.min.css', /text\/css/],
+      ['/vendor/uPlot.iife.min.js', /javascript/],
+      ['/vendor/uPlot.min.css', /text\/css/],
     ] as const) {
       const response = await fetch(`${base}${path}`);
       assert.equal(response.status, 200, path);
