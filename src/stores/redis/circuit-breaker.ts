@@ -12,7 +12,7 @@ export interface CircuitBreakerOptions {
 }
 
 /**
- * Closed: requests go to Redis and failures are counted. Open: requests are answered by the fail mode at once
+ * Closed: requests go to Redis and failures are counted. Open: requests are answered without Redis at once
  * (microseconds, not a timeout each), while one probe per interval checks Redis; the first success closes it.
  * Probing in the background, rather than letting a live request through as a half-open trial, means no client
  * request ever pays for the check.

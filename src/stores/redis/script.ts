@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
 import { policyLua } from '../../policies/index.js';
 import type { AnyPolicy } from '../../policies/policy.js';
+import type { ScriptClient } from './client.js';
 
 /**
  * A batch: decisions of one limiter (same policies, same dry-run flag), each on its own keys.
@@ -151,4 +152,24 @@ export function constantArguments(
   return [...ttlMs, dryRun ? 1 : 0, policies.length, ...policies.flatMap((p) => [p.kind, ...p.args])].map(
     String,
   );
+}
+
+/**
+ * Runs the script by its SHA, and sends it in full only when a server lacks it (a restart, a failover, SCRIPT
+ * FLUSH); EVAL also caches it on whichever node owns the keys.
+ */
+export async function runScript(
+  client: ScriptClient,
+  keys: string[],
+  args: string[],
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  try {
+    return await client.evalsha(SCRIPT_SHA, keys, args);
+  } catch (error) {
+    // Only a missing script is cured by sending it.
+    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+    metrics.scriptReloads++;
+    return client.eval(SCRIPT, keys, args);
+  }
 }
