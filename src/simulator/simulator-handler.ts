@@ -21,7 +21,7 @@ export interface SimulatorHandlerOptions {
 }
 
 /** Express's `next`: called without an argument when the handler has no answer for the request, or with a fault. */
-export type Next = (error?: unknown) => void;
+type Next = (error?: unknown) => void;
 
 /** A node:http request listener that is also Express middleware: requests it does not serve go to `next`, or get 404. */
 export type SimulatorHandler = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
