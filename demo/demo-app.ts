@@ -47,7 +47,7 @@ export function defaultPaidApiKeys(apiKeys: readonly string[]): readonly string[
 /** Routes that no limiter counts. */
 const UNLIMITED = new Set(['/api/public-data', '/api/simulate']);
 /** The longest /api/slow may take: enough to watch a drain, never a way to pin a connection for long. */
-export const MAX_SLOW_MS = 5_000;
+const MAX_SLOW_MS = 5_000;
 
 export function createDemoApp(options: DemoOptions): Express {
   const { store, serverId = 'primary', logger = createDemoLogger() } = options;
