@@ -11,9 +11,21 @@ export interface PageFile {
   readonly type: string;
 }
 
-const PAGE_FILES: ReadonlyMap<string, PageFile> = new Map([
+/**
+ * Every file the page loads, by URL path; a page module missing here fails to load in the browser. The tests fetch
+ * each entry and check that every page file on disk is listed.
+ */
+export const PAGE_FILES: ReadonlyMap<string, PageFile> = new Map([
   ['/', { file: 'index.html', type: 'text/html; charset=utf-8' }],
+  // The page's ES modules: app.js is the entry index.html loads, the rest are what it imports.
   ['/app.js', { file: 'app.js', type: 'text/javascript; charset=utf-8' }],
+  ['/charts.js', { file: 'charts.js', type: 'text/javascript; charset=utf-8' }],
+  ['/choices.js', { file: 'choices.js', type: 'text/javascript; charset=utf-8' }],
+  ['/describe.js', { file: 'describe.js', type: 'text/javascript; charset=utf-8' }],
+  ['/dom.js', { file: 'dom.js', type: 'text/javascript; charset=utf-8' }],
+  ['/forms.js', { file: 'forms.js', type: 'text/javascript; charset=utf-8' }],
+  ['/live-view.js', { file: 'live-view.js', type: 'text/javascript; charset=utf-8' }],
+  ['/simulate-view.js', { file: 'simulate-view.js', type: 'text/javascript; charset=utf-8' }],
   ['/style.css', { file: 'style.css', type: 'text/css; charset=utf-8' }],
   // uPlot, vendored: a copy of the `uplot` package's dist files, so an install needs no charting package.
   ['/vendor/uPlot.iife.min.js', { file: 'vendor/uPlot.iife.min.js', type: 'text/javascript; charset=utf-8' }],

@@ -12,6 +12,7 @@ import {
   simulate,
   simulationWork,
 } from '../../src/simulation/index.js';
+import { PAGE_FILES } from '../../src/simulator/page-files.js';
 import { MAX_SIMULATED_ARRIVALS, MAX_SIMULATION_WORK } from '../../src/simulator/simulate-endpoint.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
@@ -173,17 +174,11 @@ describe('POST /api/simulate', () => {
     assert.equal(cheap.headers.get('RateLimit-Remaining'), '299');
   });
 
-  it('serves the page, its script and style, and uPlot', async () => {
-    for (const [path, type] of [
-      ['/', /text\/html/],
-      ['/app.js', /javascript/],
-      ['/style.css', /text\/css/],
-      ['/vendor/uPlot.iife.min.js', /javascript/],
-      ['/vendor/uPlot.min.css', /text\/css/],
-    ] as const) {
+  it('serves every file of the page table, each with its type', async () => {
+    for (const [path, page] of PAGE_FILES) {
       const response = await fetch(`${base}${path}`);
       assert.equal(response.status, 200, path);
-      assert.match(response.headers.get('content-type') ?? '', type, path);
+      assert.equal(response.headers.get('content-type'), page.type, path);
       assert.ok((await response.text()).length > 100, path);
     }
   });

@@ -1,11 +1,14 @@
 // The library's simulator on plain node:http, no Express: the page from its fixed table, /api/simulate, and the live routes.
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { createServer, type RequestListener, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { extname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TollgateError } from '../../src/errors.js';
 import { simulate } from '../../src/simulation/index.js';
 import { LIVE_ROUTES } from '../../src/simulator/live-routes.js';
+import { PAGE_FILES } from '../../src/simulator/page-files.js';
 import { MAX_SIMULATED_POLICIES } from '../../src/simulator/simulate-endpoint.js';
 import { simulatorHandler } from '../../src/simulator/simulator-handler.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
@@ -53,15 +56,18 @@ describe('simulatorHandler on node:http', () => {
     store.close();
   });
 
-  it('serves the page, its script and style, and the vendored uPlot', async () => {
-    for (const [path, type] of [
-      ['/', /^text\/html/],
-      ['/app.js', /^text\/javascript/],
-      ['/style.css', /^text\/css/],
-      ['/vendor/uPlot.iife.min.js', /^text\/javascript/],
-      ['/vendor/uPlot.min.css', /^text\/css/],
-      ['/?from=a-link', /^text\/html/],
-    ] as const) {
+  it('serves every file of its table with the type of its extension', async () => {
+    const types = new Map([
+      ['.html', /^text\/html/],
+      ['.js', /^text\/javascript/],
+      ['.css', /^text\/css/],
+    ]);
+    for (const [path, file] of [
+      ...[...PAGE_FILES].map(([path, page]) => [path, page.file] as const),
+      ['/?from=a-link', 'index.html'] as const,
+    ]) {
+      const type = types.get(extname(file));
+      assert.ok(type, `no expected type for ${file}`);
       const response = await fetch(`${base}${path}`);
       assert.equal(response.status, 200, path);
       assert.match(response.headers.get('content-type') ?? '', type, path);
@@ -70,6 +76,12 @@ describe('simulatorHandler on node:http', () => {
     const head = await fetch(`${base}/app.js`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(await head.text(), '');
+  });
+
+  it('lists every page, script and stylesheet in simulator/, so none fails to load', async () => {
+    const onDisk = await readdir(new URL('../../simulator/', import.meta.url), { recursive: true });
+    const listed = [...PAGE_FILES.values()].map((page) => page.file);
+    assert.deepEqual(listed.toSorted(), onDisk.filter((file) => /\.(html|js|css)$/.test(file)).toSorted());
   });
 
   it('serves nothing outside its table, whatever the path says', async () => {

@@ -1,0 +1,90 @@
+// The forms' choices: the policy kinds and traffic patterns the page offers, with their fields and defaults.
+
+/** Policy kinds and their fields: [option, label, default]. Durations accept ms or strings such as '10s'. */
+export const POLICY_KINDS = {
+  'fixed-window': {
+    label: 'Fixed window',
+    fields: [
+      ['limit', 'Limit', '5'],
+      ['windowMs', 'Window (ms or 10s)', '10s'],
+    ],
+  },
+  'sliding-window': {
+    label: 'Sliding window (log)',
+    fields: [
+      ['limit', 'Limit', '5'],
+      ['windowMs', 'Window (ms or 10s)', '10s'],
+    ],
+  },
+  'sliding-window-counter': {
+    label: 'Sliding window counter',
+    fields: [
+      ['limit', 'Limit', '5'],
+      ['windowMs', 'Window (ms or 10s)', '10s'],
+    ],
+  },
+  'token-bucket': {
+    label: 'Token bucket',
+    fields: [
+      ['capacity', 'Capacity', '5'],
+      ['refillPerSecond', 'Refill per second', '1'],
+    ],
+  },
+};
+
+/** Traffic patterns: the hint shown under the picker, and fields as above, sent as the pattern's options. */
+export const PATTERNS = {
+  'boundary-burst': {
+    label: 'Window-boundary burst',
+    hint:
+      'One request at 0 opens the window (Tollgate anchors windows at a client’s first request), then Limit ' +
+      'requests just before the boundary at Window and Limit just after it. Blank spacing: a twentieth of the ' +
+      'window shared among the Limit requests.',
+    fields: [
+      ['limit', 'Limit', '5'],
+      ['windowMs', 'Window (ms or 10s)', '10s'],
+      ['spacingMs', 'Spacing (ms, optional)', ''],
+    ],
+  },
+  steady: {
+    label: 'Steady rate',
+    hint: 'Evenly spaced requests, the first at 0.',
+    fields: [
+      ['ratePerSecond', 'Requests per second', '1'],
+      ['durationMs', 'Duration (ms or 30s)', '30s'],
+    ],
+  },
+  bursts: {
+    label: 'Periodic bursts',
+    hint: 'Burst size requests every period, the first burst at 0, spacing ms apart within a burst.',
+    fields: [
+      ['size', 'Burst size', '8'],
+      ['everyMs', 'Every (ms or 10s)', '10s'],
+      ['durationMs', 'Duration (ms or 60s)', '40s'],
+      ['spacingMs', 'Spacing (ms)', '50'],
+    ],
+  },
+  random: {
+    label: 'Random arrivals',
+    hint: 'Poisson arrivals at a mean rate; the same seed always gives the same times.',
+    fields: [
+      ['meanRatePerSecond', 'Mean per second', '1'],
+      ['durationMs', 'Duration (ms or 60s)', '40s'],
+      ['seed', 'Seed', '1'],
+    ],
+  },
+  ramp: {
+    label: 'Ramp',
+    hint: 'A rate rising (or falling) linearly over the duration.',
+    fields: [
+      ['fromRatePerSecond', 'From per second', '0.2'],
+      ['toRatePerSecond', 'To per second', '2'],
+      ['durationMs', 'Duration (ms or 60s)', '40s'],
+    ],
+  },
+  custom: {
+    label: 'Paste arrival times',
+    hint: 'Milliseconds from the start, ascending, separated by commas, spaces or new lines.',
+    fields: [],
+  },
+};

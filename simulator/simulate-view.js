@@ -1,0 +1,103 @@
+// The Simulate tab: posts the scenario to POST /api/simulate and shows the answer as a summary table and charts.
+import { CHART_HEIGHT, policyChart } from './charts.js';
+import { describePolicy, formatDuration } from './describe.js';
+import { $, el, setStatus } from './dom.js';
+import { scenario } from './forms.js';
+
+let charts = [];
+let latestRun = 0;
+
+/** The charts' figures have a 1 px border on each side. */
+const chartWidth = () => $('#charts').clientWidth - 2;
+
+export async function runSimulation() {
+  const runId = ++latestRun;
+  const status = $('#sim-status');
+  setStatus(status, 'running', 'Simulating…');
+  let response;
+  let answer;
+  try {
+    response = await fetch('/api/simulate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(scenario()),
+    });
+    answer = await response.json();
+  } catch (error) {
+    if (runId === latestRun) setStatus(status, 'error', `The server could not be reached: ${error.message}`);
+    return;
+  }
+  // A slower, older run must not overwrite a newer one.
+  if (runId !== latestRun) return;
+  if (!response.ok) {
+    setStatus(status, 'error', `${answer.error} (${answer.code})`);
+    return;
+  }
+  renderSummary(answer);
+  renderCharts(answer);
+  const last = answer.arrivals.at(-1) ?? 0;
+  setStatus(
+    status,
+    'done',
+    `${answer.arrivals.length} requests over ${formatDuration(last)}, cost ${answer.cost} each, ` +
+      `against ${answer.policies.length} policies.`,
+  );
+}
+
+function renderSummary(answer) {
+  $('#summary-body').replaceChildren(
+    ...answer.policies.map(({ policy, summary }, i) => {
+      const cell = (name, ...content) =>
+        el('td', { class: 'num', 'data-testid': `summary-${i}-${name}` }, ...content);
+      return el(
+        'tr',
+        { 'data-testid': `summary-${i}` },
+        el(
+          'th',
+          { scope: 'row', 'data-testid': `summary-${i}-policy` },
+          `${i + 1}. ${describePolicy(policy)}`,
+        ),
+        cell('admitted', String(summary.admitted)),
+        cell('rejected', String(summary.rejected)),
+        cell(
+          'max-in-window',
+          String(summary.maxAdmittedInWindow),
+          el(
+            'span',
+            { class: 'muted' },
+            policy.windowMs > 0 ? ` in ${formatDuration(policy.windowMs)}` : ' in the whole run',
+          ),
+        ),
+        cell(
+          'longest-wait',
+          `${summary.longestRetryAfterMs} ms`,
+          summary.rejectedForever > 0
+            ? el(
+                'span',
+                { class: 'muted', 'data-testid': `summary-${i}-never` },
+                ` (+${summary.rejectedForever} told never)`,
+              )
+            : undefined,
+        ),
+      );
+    }),
+  );
+}
+
+function renderCharts(answer) {
+  for (const chart of charts) chart.destroy();
+  const container = $('#charts');
+  container.replaceChildren();
+  const width = chartWidth();
+  charts = answer.policies.map((result, i) => {
+    const holder = el('figure', { class: 'chart', 'data-testid': `chart-${i}` });
+    container.append(holder);
+    return policyChart(result, `${i + 1}. ${describePolicy(result.policy)}`, width, holder);
+  });
+}
+
+/** A hidden tab measures 0 wide; its charts keep their size until it is shown again. */
+export function resizeSimulationCharts() {
+  const width = chartWidth();
+  if (width > 0) for (const chart of charts) chart.setSize({ width, height: CHART_HEIGHT });
+}
