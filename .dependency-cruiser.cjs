@@ -1,102 +1,129 @@
 // The import rules of the library's layers, checked in CI by `npm run check:layers` (type-only imports included).
 // Layers, bottom up: the foundation (errors, integers, durations, option checks, the logger and identity types),
-// the policies, the core (limiter, decisions, headers, keys, identities, stores), the gate, then the edges
-// (adapters, admin, metrics, simulation, simulator, CLI). Each layer imports only those below it.
+// the policies, then the core (limiter, decisions, headers, keys, identities, stores) beside the simulation (which
+// runs only the policies), the gate, the edges (adapters, admin, metrics: none imports another), the simulator's
+// server, and the CLI on top. Each layer imports only those below it.
 
 const FOUNDATION = '^src/(errors|integer|duration|validate|logger)\\.ts$|^src/identity/identity\\.ts$';
 const CORE =
   '^src/(decision|decision-outcome|headers|key|limiter|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
+const ABOVE_THE_CORE = '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|simulation/|simulator/|cli)';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.
 const FRAMEWORKS = 'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+)/';
 const REDIS_CLIENTS = 'node_modules/(@types/)?(ioredis|redis|@redis/[^/]+)/';
 
+/** A rule that `from` imports nothing matching `to`. */
+function forbid(name, comment, from, to) {
+  return { name, comment, severity: 'error', from, to };
+}
+
 module.exports = {
   forbidden: [
-    {
-      name: 'no-cycles',
-      comment: 'A cycle makes load order matter and every module of it a single unit to read and test.',
-      severity: 'error',
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: 'foundation-is-the-floor',
-      comment: 'The foundation modules are imported by every layer, so they import no other library module.',
-      severity: 'error',
-      from: { path: FOUNDATION },
-      to: { path: '^src/', pathNot: FOUNDATION },
-    },
-    {
-      name: 'policies-import-nothing-above',
-      comment:
-        'A policy is a pure transition: it needs the foundation and other policies, nothing that runs it.',
-      severity: 'error',
-      from: { path: '^src/policies/' },
-      to: { path: '^src/', pathNot: `^src/policies/|${FOUNDATION}` },
-    },
-    {
-      name: 'core-imports-no-edge',
-      comment: 'The core knows no gate, adapter, admin, metrics, simulator or CLI: they are built on it.',
-      severity: 'error',
-      from: { path: CORE },
-      to: { path: '^src/(gate\\.ts|adapters/|admin/|metrics/|simulation/|simulator/|cli)' },
-    },
-    {
-      name: 'stores-import-no-gate-or-adapter',
-      comment: 'A store answers the limiter; the request layer above it may change without touching a store.',
-      severity: 'error',
-      from: { path: '^src/stores/' },
-      to: { path: '^src/(gate\\.ts|limiter\\.ts|adapters/|admin/|metrics/)' },
-    },
-    {
-      name: 'core-imports-no-framework',
-      comment: 'Only the adapters (and the Express mounting of the admin endpoints) know a web framework.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/adapters/|^src/admin/express\\.ts$' },
-      to: { path: FRAMEWORKS },
-    },
-    {
-      name: 'redis-client-only-in-the-redis-store',
-      comment: 'Redis clients are optional peers: only tollgate/redis may reach one, and only on demand.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/stores/redis/' },
-      to: { path: REDIS_CLIENTS },
-    },
-    {
-      name: 'core-imports-no-redis-store',
-      comment: 'The core and the in-memory store load without the Redis engine.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/stores/redis/' },
-      to: { path: '^src/stores/redis/' },
-    },
-    {
-      name: 'prom-client-only-in-metrics',
-      comment: 'Prometheus is opt-in through tollgate/metrics.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/metrics/' },
-      to: { path: 'node_modules/prom-client/' },
-    },
-    {
-      name: 'library-never-imports-the-demo',
-      comment: 'demo/ is not shipped: a library import of it breaks every install.',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^(demo|test|bench)/' },
-    },
-    {
-      name: 'library-imports-no-dev-dependency',
-      comment: 'A package the library loads must be a dependency or a declared peer, or installs break.',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer', 'npm-optional'] },
-    },
-    {
-      name: 'no-unresolvable',
-      comment: 'An import that resolves to nothing fails at load time.',
-      severity: 'error',
-      from: {},
-      to: { couldNotResolve: true },
-    },
+    forbid(
+      'no-cycles',
+      'A cycle makes load order matter and every module of it a single unit to read and test.',
+      {},
+      { circular: true },
+    ),
+    forbid(
+      'foundation-is-the-floor',
+      'The foundation modules are imported by every layer, so they import no other library module.',
+      { path: FOUNDATION },
+      { path: '^src/', pathNot: FOUNDATION },
+    ),
+    forbid(
+      'policies-import-nothing-above',
+      'A policy is a pure transition: it needs the foundation and other policies, nothing that runs it.',
+      { path: '^src/policies/' },
+      { path: '^src/', pathNot: `^src/policies/|${FOUNDATION}` },
+    ),
+    forbid(
+      'core-imports-no-edge',
+      'The core knows no gate, adapter, admin, metrics, simulation, simulator or CLI: they are built on it.',
+      { path: CORE },
+      { path: ABOVE_THE_CORE },
+    ),
+    forbid(
+      'simulation-runs-only-the-policies',
+      "The offline simulation runs the policies' own transitions and needs nothing else of the library.",
+      { path: '^src/simulation/' },
+      { path: '^src/', pathNot: `^src/(simulation|policies)/|${FOUNDATION}` },
+    ),
+    forbid(
+      'gate-imports-only-the-core',
+      'The gate is what every adapter shares; it must not depend on any of them or on the tools beside them.',
+      { path: '^src/gate\\.ts$' },
+      { path: ABOVE_THE_CORE },
+    ),
+    forbid(
+      'adapters-import-no-other-edge',
+      'An adapter translates one framework onto the gate, and nothing else.',
+      { path: '^src/adapters/' },
+      { path: '^src/(index\\.ts|admin/|metrics/|simulation/|simulator/|cli)' },
+    ),
+    forbid(
+      'admin-and-metrics-import-no-other-edge',
+      'Operations tools sit beside the adapters, each usable alone.',
+      { path: '^src/(admin|metrics)/' },
+      { path: '^src/(index\\.ts|adapters/|simulation/|simulator/|cli|admin/|metrics/)', pathNot: '^src/$1/' },
+    ),
+    forbid(
+      'simulator-below-the-cli',
+      "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
+      { path: '^src/simulator/' },
+      { path: '^src/(index\\.ts|admin/|metrics/|cli)' },
+    ),
+    forbid(
+      'only-the-command-imports-the-cli',
+      'src/cli/ holds the pieces of the `tollgate` command; nothing of the library depends on them.',
+      { path: '^src/', pathNot: '^src/cli(\\.ts$|/)' },
+      { path: '^src/cli/' },
+    ),
+    forbid(
+      'core-imports-no-framework',
+      'Only the adapters (and the Express mounting of the admin endpoints) know a web framework.',
+      { path: '^src/', pathNot: '^src/adapters/|^src/admin/express\\.ts$' },
+      { path: FRAMEWORKS },
+    ),
+    forbid(
+      'redis-client-only-in-the-redis-store',
+      'Redis clients are optional peers: only tollgate/redis may reach one, and only on demand.',
+      { path: '^src/', pathNot: '^src/stores/redis/' },
+      { path: REDIS_CLIENTS },
+    ),
+    forbid(
+      'core-imports-no-redis-store',
+      'The core and the in-memory store load without the Redis engine.',
+      { path: '^src/', pathNot: '^src/stores/redis/' },
+      { path: '^src/stores/redis/' },
+    ),
+    forbid(
+      'prom-client-only-in-metrics',
+      'Prometheus is opt-in through tollgate/metrics.',
+      { path: '^src/', pathNot: '^src/metrics/' },
+      { path: 'node_modules/prom-client/' },
+    ),
+    forbid(
+      'library-never-imports-the-demo',
+      'demo/, test/ and bench/ are not shipped: a library import of them breaks every install.',
+      { path: '^src/' },
+      { path: '^(demo|test|bench|scripts)/' },
+    ),
+    forbid(
+      'library-imports-only-declared-packages',
+      'A package the library loads must be a dependency or a declared peer, or installs break.',
+      { path: '^src/' },
+      {
+        dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown'],
+        dependencyTypesNot: ['npm-peer', 'npm-optional'],
+      },
+    ),
+    forbid(
+      'no-unresolvable',
+      'An import that resolves to nothing fails at load time.',
+      {},
+      { couldNotResolve: true },
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
