@@ -55,9 +55,16 @@ export function oneOf<T extends string | boolean>(option: string, value: unknown
 }
 
 /** Rejects misspelled options early: an unknown key is almost always a typo of a known one. */
-export function knownKeys(where: string, options: object, known: readonly string[]): void {
+export function knownKeys(
+  where: string,
+  options: object,
+  known: readonly string[],
+  renamed: Readonly<Record<string, string>> = {},
+): void {
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw configError(key, `is not an option of ${where}`);
+    if (known.includes(key)) continue;
+    const now = Object.hasOwn(renamed, key) ? ` (renamed to \`${renamed[key]}\`)` : '';
+    throw configError(key, `is not an option of ${where}${now}`);
   }
 }
 

@@ -49,6 +49,8 @@ export interface MemoryStoreMetrics {
 }
 
 const OPTIONS = ['maxBuckets', 'cleanupIntervalMs', 'inactiveAfterMs', 'autoCleanup', 'clock'];
+/** It bounds buckets, of which one client may hold several, not clients. */
+const RENAMED = { maxClients: 'maxBuckets' };
 
 export class MemoryStore implements Store {
   readonly metrics: MemoryStoreMetrics = { evictions: 0 };
@@ -62,7 +64,7 @@ export class MemoryStore implements Store {
   readonly #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    knownKeys('MemoryStore', options, OPTIONS);
+    knownKeys('MemoryStore', options, OPTIONS, RENAMED);
     this.#maxBuckets = positiveInteger('maxBuckets', options.maxBuckets ?? 100_000);
     this.#slots = new BucketSlots(this.#maxBuckets);
     this.#inactiveAfterMs =

@@ -32,6 +32,11 @@ describe('MemoryStore options', () => {
       code: 'ERR_TOLLGATE_CONFIG',
       message: '`maxClient` is not an option of MemoryStore',
     });
+    assert.throws(() => new MemoryStore({ maxClients: 5 } as MemoryStoreOptions), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'maxClients',
+      message: '`maxClients` is not an option of MemoryStore (renamed to `maxBuckets`)',
+    });
     assert.throws(() => new MemoryStore({ cleanupIntervalMs: '25d' }), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'cleanupIntervalMs',
