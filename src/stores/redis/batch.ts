@@ -130,42 +130,50 @@ export class Batcher {
     for (const batches of pending.values()) for (const batch of batches.values()) void this.#send(batch);
   }
 
+  /** Hands each decision of the batch to exactly one outcome, once: what an outcome does is outside the call. */
   async #send(batch: Batch): Promise<void> {
-    const { decisions, policies, shard } = batch;
+    const { decisions, shard } = batch;
     const probeKey = (decisions[0] as Pending).firstKey;
+    let responses: (StoreResponse | Error)[];
     try {
-      const client = await this.#connection.forDecisions();
-      const { keyPrefix } = this.#settings;
-      const keys: string[] = [];
-      const args = [batch.nowMs === undefined ? '' : String(batch.nowMs)];
-      args.push(...this.#constantArguments(policies, batch.dryRun));
-      for (const { request, firstKey } of decisions) {
-        keys.push(firstKey);
-        for (let i = 1; i < policies.length; i++)
-          keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
-        args.push(String(request.cost));
-      }
-      const reply = await withTimeout(
-        runScript(client, keys, args, this.#metrics),
-        this.#settings.commandTimeoutMs,
-        this.#metrics,
-      );
-      const responses = parseReply(reply, decisions.length, policies.length);
-      const failed: Pending[] = [];
-      let error: Error | undefined;
-      for (let i = 0; i < decisions.length; i++) {
-        const response = responses[i] as StoreResponse | Error;
-        if (response instanceof Error) {
-          error = response;
-          failed.push(decisions[i] as Pending);
-        } else this.#outcome.decided(decisions[i] as Pending, response);
-      }
-      // One call, one count: a call is healthy only if every decision in it was made.
-      if (error === undefined) this.#outcome.succeeded(shard);
-      else this.#outcome.failed({ shard, probeKey, decisions: failed, error });
+      responses = await this.#call(batch);
     } catch (error) {
       this.#outcome.failed({ shard, probeKey, decisions, error });
+      return;
     }
+    const failed: Pending[] = [];
+    let error: Error | undefined;
+    for (let i = 0; i < decisions.length; i++) {
+      const response = responses[i] as StoreResponse | Error;
+      if (response instanceof Error) {
+        error = response;
+        failed.push(decisions[i] as Pending);
+      } else this.#outcome.decided(decisions[i] as Pending, response);
+    }
+    // One call, one count: a call is healthy only if every decision in it was made.
+    if (error === undefined) this.#outcome.succeeded(shard);
+    else this.#outcome.failed({ shard, probeKey, decisions: failed, error });
+  }
+
+  /** The batch's script call: each decision's answer, or its error; rejects when the call as a whole failed. */
+  async #call({ decisions, policies, dryRun, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
+    const client = await this.#connection.forDecisions();
+    const { keyPrefix } = this.#settings;
+    const keys: string[] = [];
+    const args = [nowMs === undefined ? '' : String(nowMs)];
+    args.push(...this.#constantArguments(policies, dryRun));
+    for (const { request, firstKey } of decisions) {
+      keys.push(firstKey);
+      for (let i = 1; i < policies.length; i++)
+        keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
+      args.push(String(request.cost));
+    }
+    const reply = await withTimeout(
+      runScript(client, keys, args, this.#metrics),
+      this.#settings.commandTimeoutMs,
+      this.#metrics,
+    );
+    return parseReply(reply, decisions.length, policies.length);
   }
 
   #constantArguments(policies: readonly AnyPolicy[], dryRun: boolean): readonly string[] {

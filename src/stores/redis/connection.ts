@@ -29,10 +29,6 @@ export class Connection {
     this.#metrics = metrics;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** The node that owns `key`, as the client knows it now ('' when it does not, or before there is a client). */
   shardOf(key: string): string {
     return this.#client?.shardOf(key) ?? '';

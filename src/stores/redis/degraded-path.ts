@@ -3,8 +3,8 @@ import { configError, TollgateError } from '../../errors.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import { MemoryStore } from '../memory-store.js';
 import { type DegradedMode, degradedResponse, type StoreRequest, type StoreResponse } from '../store.js';
-import type { FailedCall, Pending } from './batch.js';
-import { LogThrottle } from './log-throttle.js';
+import type { FailedCall } from './batch.js';
+import { type HeldBack, LogThrottle } from './log-throttle.js';
 import type { RedisStoreMetrics } from './metrics.js';
 import type { NodeBreakers } from './node-breakers.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
@@ -14,6 +14,16 @@ const ANSWERED_BY: Readonly<Record<DegradedMode, string>> = {
   fallback: 'the memory fallback decides (each process enforcing its share of each limit)',
   'fail-open': 'failing open (requests allowed unchecked)',
   'fail-closed': 'failing closed (requests denied)',
+};
+
+/** The order the failure log names modes in. */
+const MODES = Object.keys(ANSWERED_BY) as DegradedMode[];
+
+/** How the failure log counts the lines it held back, by what answered them. */
+const HELD_BACK: Readonly<Record<DegradedMode, string>> = {
+  fallback: 'memory fallback',
+  'fail-open': 'failing open',
+  'fail-closed': 'failing closed',
 };
 
 type DegradedSettings = Pick<
@@ -27,17 +37,21 @@ export class DegradedPath {
   readonly #breakers: NodeBreakers;
   readonly #fallback: MemoryStore | undefined;
   readonly #scaled = new WeakMap<readonly AnyPolicy[], readonly AnyPolicy[]>();
+  /** One line per interval for failed Redis calls, and one for a failing fallback, so neither hides the other. */
   readonly #log: LogThrottle;
+  readonly #fallbackLog: LogThrottle;
   #stopped = false;
 
   constructor(settings: DegradedSettings, metrics: RedisStoreMetrics, breakers: NodeBreakers) {
     this.#settings = settings;
     this.#metrics = metrics;
     this.#breakers = breakers;
-    // The fallback keeps its own time: the server's clock is exactly what is missing.
-    this.#fallback =
-      settings.fallback === 'memory' ? new MemoryStore({ clock: settings.clock ?? Date.now }) : undefined;
-    this.#log = new LogThrottle(settings.logIntervalMs);
+    // The fallback keeps its own time: the server's clock is exactly what is missing. An injected clock also
+    // paces the log, so a test controls both.
+    const now = settings.clock ?? Date.now;
+    this.#fallback = settings.fallback === 'memory' ? new MemoryStore({ clock: now }) : undefined;
+    this.#log = new LogThrottle(settings.logIntervalMs, now);
+    this.#fallbackLog = new LogThrottle(settings.logIntervalMs, now);
   }
 
   /** A limiter whose policies the fallback could not scale is refused: scaled here, once, so no outage finds out. */
@@ -59,18 +73,33 @@ export class DegradedPath {
     this.#fallback?.reset(keys);
   }
 
-  /** The answer without Redis: the memory fallback's, or without one the fail mode's. Throws when the fallback does. */
+  /**
+   * The answer without Redis, counted once: the memory fallback's, or without one the fail mode's. A fallback that
+   * throws leaves the decision to the fail mode, and is logged: a decision must never hang or fail for it.
+   */
   answer(request: StoreRequest): StoreResponse {
     if (this.#fallback === undefined) return this.#counted(this.#failMode(request));
+    let response: StoreResponse;
+    try {
+      const policies = this.#scaledPolicies(request.policies);
+      response = { ...this.#fallback.evaluate({ ...request, policies }), degraded: 'fallback' };
+    } catch (error) {
+      response = this.#counted(this.#failMode(request));
+      this.#logFallbackFailure(error, modeOf(response));
+      return response;
+    }
     this.#metrics.fallbackDecisions++;
-    const policies = this.#scaledPolicies(request.policies);
-    return this.#counted({ ...this.#fallback.evaluate({ ...request, policies }), degraded: 'fallback' });
+    return this.#counted(response);
   }
 
   /** Answers a call's undecided decisions, then reports the call once: to the log and to its node's breaker. */
   failed({ shard, probeKey, decisions, error }: FailedCall): void {
     const answeredBy = new Set<DegradedMode>();
-    for (const pending of decisions) answeredBy.add(this.#answerSurely(pending));
+    for (const { request, resolve } of decisions) {
+      const response = this.answer(request);
+      resolve(response);
+      answeredBy.add(modeOf(response));
+    }
     // A closed store is neither reported nor probed: its decisions are answered all the same, quietly.
     if (this.#stopped) return;
     this.#logFailure(error, answeredBy);
@@ -81,21 +110,6 @@ export class DegradedPath {
   stop(): void {
     this.#stopped = true;
     this.#fallback?.close();
-  }
-
-  /** Every pending decision is answered, whatever the fallback does: a decision must never hang. */
-  #answerSurely({ request, resolve }: Pending): DegradedMode {
-    try {
-      const response = this.answer(request);
-      resolve(response);
-      return modeOf(response);
-    } catch (error) {
-      const response = this.#counted(this.#failMode(request));
-      resolve(response);
-      const instead = ANSWERED_BY[modeOf(response)];
-      this.#settings.logger.error(error, `[tollgate] the memory fallback failed; ${instead} instead`);
-      return modeOf(response);
-    }
   }
 
   #failMode(request: StoreRequest): StoreResponse {
@@ -119,17 +133,36 @@ export class DegradedPath {
     return scaled;
   }
 
+  #logFallbackFailure(error: unknown, mode: DegradedMode): void {
+    const more = heldBack(this.#fallbackLog.admit([HELD_BACK[mode]]));
+    if (more === undefined) return;
+    this.#settings.logger.error(
+      error,
+      `[tollgate] the memory fallback failed; ${ANSWERED_BY[mode]} instead${more}`,
+    );
+  }
+
   /** Says what answered the failed call's decisions: the configured mode is not enough, a limiter may override it. */
   #logFailure(error: unknown, answeredBy: ReadonlySet<DegradedMode>): void {
     this.#metrics.errors++;
-    const suppressed = this.#log.admit();
-    if (suppressed === undefined) return;
-    const more = suppressed > 0 ? ` (${suppressed} more since the last report)` : '';
-    const how = (Object.keys(ANSWERED_BY) as DegradedMode[]).filter((mode) => answeredBy.has(mode));
+    const how = MODES.filter((mode) => answeredBy.has(mode));
+    const more = heldBack(this.#log.admit(how.map((mode) => HELD_BACK[mode])));
+    if (more === undefined) return;
     this.#settings.logger.error(
       `[tollgate] Redis unusable; ${how.map((mode) => ANSWERED_BY[mode]).join('; ')}${more}: ${(error as Error)?.message ?? error}`,
     );
   }
+}
+
+/**
+ * The suffix of a line written, naming how the held-back ones were answered (each mode of a held-back call counts
+ * it once), most first; undefined when the line is itself held back.
+ */
+function heldBack(held: HeldBack | undefined): string | undefined {
+  if (held === undefined) return undefined;
+  if (held.count === 0) return '';
+  const modes = [...held.byLabel].sort(([, a], [, b]) => b - a).map(([label, count]) => `${label} ${count}`);
+  return ` (${held.count} more since the last report: ${modes.join(', ')})`;
 }
 
 /** Every answer made here says how it was made. */

@@ -12,6 +12,7 @@ import {
 } from '../../validate.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
 import { CONNECTION_OPTIONS, type ConnectionOptions, checkConnectionOptions } from './connection-options.js';
+import { containedLogger } from './contained-logger.js';
 
 export interface RedisStoreOptions extends ConnectionOptions {
   /** A client the application already owns (ioredis or node-redis); the store never closes it. */
@@ -51,10 +52,13 @@ export interface RedisStoreOptions extends ConnectionOptions {
    * time; 0 disables. Default 10,000.
    */
   readonly localDenyCache?: number;
-  /** At most one error log line per this window. Default 5000 ms. */
+  /**
+   * At most one error log line per this window for failed Redis calls (and one for a failing memory fallback),
+   * naming how the calls held back were answered. Default 5000 ms.
+   */
   readonly logIntervalMs?: number;
   readonly logger?: Logger;
-  /** Epoch ms to use instead of the server's TIME; for tests only. */
+  /** Epoch ms to use instead of the server's TIME, also pacing the failure log; for tests only. */
   readonly clock?: () => number;
 }
 
@@ -74,6 +78,7 @@ export interface RedisStoreSettings {
   readonly fallbackShare: number;
   readonly localDenyCache: number;
   readonly logIntervalMs: number;
+  /** The application's logger, its throws contained (see contained-logger.ts). */
   readonly logger: Logger;
   readonly clock: (() => number) | undefined;
   /** The application's own client, adapted; undefined when the store opens a connection of its own. */
@@ -125,7 +130,8 @@ export function resolveOptions(options: RedisStoreOptions): RedisStoreSettings {
   const connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 1000);
   const degradedRetryAfterMs = positiveInteger('degradedRetryAfterMs', options.degradedRetryAfterMs ?? 1000);
   const logIntervalMs = nonNegativeInteger('logIntervalMs', options.logIntervalMs ?? 5000);
-  const logger = loggerOption(options.logger, console);
+  // Contained once here, so every log call of the store is safe from a logger that throws.
+  const logger = containedLogger(loggerOption(options.logger, console));
   const fallback = oneOf('fallback', options.fallback ?? 'none', ['none', 'memory'] as const);
   const fallbackShare = options.fallbackShare ?? 1;
   if (typeof fallbackShare !== 'number' || !(fallbackShare > 0 && fallbackShare <= 1))
