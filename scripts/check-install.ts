@@ -47,10 +47,25 @@ function packed(destination: string): { tarball: string; files: string[] } {
   return { tarball: join(destination, report.filename), files: report.files.map((file) => file.path) };
 }
 
-/** Starts `tollgate simulate --port 0 --json`, fetches the page, its script and a simulation, then stops it. */
-async function simulatorAnswers(project: string): Promise<boolean> {
+/**
+ * The URL paths of the page files the tarball ships: `simulator/index.html` is served at `/`, every other page,
+ * script and stylesheet at its path within `simulator/` (the handler's tests hold its table to exactly these).
+ */
+function pagePaths(files: readonly string[]): string[] {
+  return files
+    .filter((file) => /^simulator\/.+\.(html|js|css)$/.test(file))
+    .map((file) => (file === 'simulator/index.html' ? '/' : file.slice('simulator'.length)));
+}
+
+/**
+ * Starts `tollgate simulate --port 0 --json`, fetches each of `paths` and a simulation, then stops it with SIGTERM:
+ * what failed, if anything, the stop's exit code included.
+ */
+async function simulatorProblems(project: string, paths: readonly string[]): Promise<string[]> {
   const bin = join(project, 'node_modules', '.bin', 'tollgate');
   const child: ChildProcess = spawn(bin, ['simulate', '--port', '0', '--json'], { cwd: project });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const problems: string[] = [];
   try {
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -65,8 +80,10 @@ async function simulatorAnswers(project: string): Promise<boolean> {
       child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL`)));
     });
     const { url } = JSON.parse(line) as { url: string };
-    const page = await fetch(url);
-    const script = await fetch(new URL('app.js', url));
+    for (const path of paths) {
+      const { status } = await fetch(new URL(path.slice(1), url));
+      if (status !== 200) problems.push(`GET ${path} answered ${status}`);
+    }
     const simulation = await fetch(new URL('api/simulate', url), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -75,10 +92,21 @@ async function simulatorAnswers(project: string): Promise<boolean> {
         arrivals: [0, 1],
       }),
     });
-    return page.status === 200 && script.status === 200 && simulation.status === 200;
+    if (simulation.status !== 200) problems.push(`POST /api/simulate answered ${simulation.status}`);
+  } catch (error) {
+    problems.push(error instanceof Error ? error.message : String(error));
   } finally {
     child.kill('SIGTERM');
   }
+  const code = await exit;
+  if (code !== 0) problems.push(`exited ${code} on SIGTERM`);
+  return problems;
+}
+
+/** require() of an ES module works unflagged from Node 20.19 on. */
+function requiresEsm(version: string): boolean {
+  const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
+  return major > 20 || (major === 20 && minor >= 19);
 }
 
 async function main(): Promise<void> {
@@ -99,8 +127,14 @@ async function main(): Promise<void> {
       const loaded = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
       check(loaded.status === 0, `import('${specifier}') loads`, loaded.output.trim());
     }
-    const required = node(project, ['-e', `require('${manifest.name}').createLimiter`]);
-    check(required.status === 0, `require('${manifest.name}') works on Node ${process.version}`);
+    if (requiresEsm(process.version)) {
+      const required = node(project, ['-e', `require('${manifest.name}').createLimiter`]);
+      check(required.status === 0, `require('${manifest.name}') works on Node ${process.version}`);
+    } else {
+      process.stdout.write(
+        `skip require('${manifest.name}'): Node ${process.version} cannot require() ES modules\n`,
+      );
+    }
     const metrics = node(project, [
       '--input-type=module',
       '-e',
@@ -117,7 +151,17 @@ async function main(): Promise<void> {
       version.status === 0 && version.output.trim() === manifest.version,
       '`tollgate --version` prints it',
     );
-    check(await simulatorAnswers(project), '`tollgate simulate` serves the page and runs a simulation');
+    const paths = pagePaths(files);
+    check(
+      paths.includes('/') && paths.includes('/app.js'),
+      'the tarball ships the page and its entry script',
+    );
+    const problems = await simulatorProblems(project, paths);
+    check(
+      problems.length === 0,
+      `\`tollgate simulate\` serves the ${paths.length} page files, runs a simulation and exits 0 on SIGTERM`,
+      problems.join('; '),
+    );
 
     const installed = `${run('npm', ['ls', '--all', '--parseable'], project)}\n`;
     const extra = DEMO_ONLY.filter((name) => installed.includes(`/node_modules/${name}\n`));

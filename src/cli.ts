@@ -6,6 +6,16 @@ import { packageVersion } from './cli/package-version.js';
 import { simulateCommand } from './cli/simulate-command.js';
 import { MAIN_USAGE, USAGE } from './cli/usage.js';
 
+// A reader that went away (`tollgate --help | head -1`) is no failure of the command: what is left goes nowhere.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
+/** Whether the parsed command line asked for JSON output; until it is parsed, errors are reported as text. */
+let json = false;
+
 /** The exit code, or undefined when a server now keeps the process alive until a signal. */
 async function main(args: readonly string[]): Promise<number | undefined> {
   const command: Command = parseCommandLine(args, process.env);
@@ -17,19 +27,18 @@ async function main(args: readonly string[]): Promise<number | undefined> {
       process.stdout.write(`${packageVersion()}\n`);
       return 0;
     case 'simulate':
+      json = command.json;
       await simulateCommand(command);
       return undefined;
   }
 }
 
-const args = process.argv.slice(2);
-const code = await main(args).catch((error: unknown) => {
+const code = await main(process.argv.slice(2)).catch((error: unknown) => {
   const failure =
     error instanceof CliError
       ? error
-      : new CliError(error instanceof Error ? error.message : String(error), 1);
-  // With --json anywhere on the line, even a usage mistake is reported as JSON.
-  process.stderr.write(errorText(failure, args.includes('--json')));
+      : new CliError(error instanceof Error ? error.message : String(error), 1, { json });
+  process.stderr.write(errorText(failure));
   return failure.exitCode;
 });
 if (code !== undefined) process.exitCode = code;

@@ -54,20 +54,21 @@ export function parseCommandLine(args: readonly string[], env: Env): Command {
 }
 
 function simulate(args: readonly string[], env: Env): Command {
-  const { values } = parse(args, SIMULATE_OPTIONS, SIMULATE_USAGE, 0);
+  const { values, json } = parse(args, SIMULATE_OPTIONS, SIMULATE_USAGE, 0);
   if (values.help === true) return { name: 'help', topic: 'simulate' };
   const host = values.host ?? DEFAULT_HOST;
-  if (host === '') throw usageError('--host must not be empty', SIMULATE_USAGE);
+  if (host === '') throw usageError('--host must not be empty', SIMULATE_USAGE, json);
   let port = DEFAULT_PORT;
-  if (values.port !== undefined) port = portNumber('--port', values.port);
-  else if (env.PORT !== undefined && env.PORT !== '') port = portNumber('the PORT variable', env.PORT);
-  return { name: 'simulate', port, host, json: values.json === true };
+  if (values.port !== undefined) port = portNumber('--port', values.port, json);
+  else if (env.PORT !== undefined && env.PORT !== '') port = portNumber('the PORT variable', env.PORT, json);
+  return { name: 'simulate', port, host, json };
 }
 
-function portNumber(source: string, text: string): number {
+function portNumber(source: string, text: string, json: boolean): number {
   const value = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
   if (!(value <= 65_535)) {
-    throw usageError(`${source} must be a port number from 0 to 65535 (received "${text}")`, SIMULATE_USAGE);
+    const message = `${source} must be a port number from 0 to 65535 (received "${text}")`;
+    throw usageError(message, SIMULATE_USAGE, json);
   }
   return value;
 }
@@ -81,14 +82,15 @@ function commandNamed(name: string): CommandName {
 /**
  * `args` parsed leniently and then checked here, so that each mistake gets a one-line message naming the
  * argument (parseArgs' strict messages run over several lines): an unknown option, a missing or unwanted value,
- * or more than `maxPositionals` positionals.
+ * or more than `maxPositionals` positionals. `json` is whether a `--json` flag was parsed, so that even a mistake
+ * on the same line is reported as JSON.
  */
 function parse<T extends Options>(
   args: readonly string[],
   known: T,
   usage: string,
   maxPositionals: number,
-): { values: Values<T>; positionals: string[] } {
+): { values: Values<T>; positionals: string[]; json: boolean } {
   const { values, positionals, tokens } = parseArgs({
     args: [...args],
     options: known,
@@ -96,18 +98,21 @@ function parse<T extends Options>(
     allowPositionals: true,
     tokens: true,
   });
+  const json =
+    known.json?.type === 'boolean' &&
+    tokens.some((token) => token.kind === 'option' && token.name === 'json' && token.value === undefined);
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
     const option = known[token.name];
-    if (option === undefined) throw usageError(`unknown option ${token.rawName}`, usage);
-    if (option.type === 'string' && token.value === undefined) {
-      throw usageError(`${token.rawName} needs a value`, usage);
-    }
+    if (option === undefined) throw usageError(`unknown option ${token.rawName}`, usage, json);
+    // Leniently, `--host --json` takes `--json` as the host: an option is no value, though `--host=-x` may be one.
+    const missing = token.value === undefined || (!token.inlineValue && token.value.startsWith('-'));
+    if (option.type === 'string' && missing) throw usageError(`${token.rawName} needs a value`, usage, json);
     if (option.type === 'boolean' && token.value !== undefined) {
-      throw usageError(`${token.rawName} takes no value`, usage);
+      throw usageError(`${token.rawName} takes no value`, usage, json);
     }
   }
   const extra = positionals[maxPositionals];
-  if (extra !== undefined) throw usageError(`unexpected argument "${extra}"`, usage);
-  return { values: values as Values<T>, positionals };
+  if (extra !== undefined) throw usageError(`unexpected argument "${extra}"`, usage, json);
+  return { values: values as Values<T>, positionals, json };
 }

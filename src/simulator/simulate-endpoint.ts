@@ -6,7 +6,7 @@ import { generateArrivals } from '../simulation/arrivals.js';
 import type { PatternSpec } from '../simulation/pattern-spec.js';
 import type { PolicySpec } from '../simulation/policy-spec.js';
 import { type Simulation, simulate } from '../simulation/simulate.js';
-import { RefusedBody, readJsonBody, sendJson } from './http-json.js';
+import { RefusedBody, readJsonBody, refuseBody, sendJson } from './http-json.js';
 
 /** Arrivals one request may simulate: 4 policies of this many stay a few MB of JSON. */
 export const MAX_SIMULATED_ARRIVALS = 20_000;
@@ -41,7 +41,7 @@ export async function answerSimulate(req: IncomingMessage, res: ServerResponse):
       sendJson(res, 400, { error: error.message, code: error.code, option: error.option ?? null });
     } else if (error instanceof RefusedBody) {
       const message = `the request body was refused: ${error.message}`;
-      sendJson(res, error.status, { error: message, code: 'ERR_TOLLGATE_ARGUMENT', option: null });
+      refuseBody(req, res, { error: message, code: 'ERR_TOLLGATE_ARGUMENT', option: null }, error.status);
     } else {
       throw error;
     }

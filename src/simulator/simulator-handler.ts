@@ -46,6 +46,8 @@ export function simulatorHandler(options: SimulatorHandlerOptions = {}): Simulat
         else next();
       },
       (error: unknown) => {
+        // A client that went away mid-request is no fault of the simulator, and there is nobody to answer.
+        if (clientGone(req, error)) return;
         if (next !== undefined) return next(error);
         logger.error(error, '[tollgate] the simulator failed to answer; answering 500');
         if (res.headersSent) res.destroy();
@@ -81,6 +83,11 @@ async function answer(
   if (limit === undefined) return false;
   if (await limit(req, res)) sendJson(res, 200, { ok: true, route: path });
   return true;
+}
+
+/** The request was aborted: its connection closed before the whole of it arrived. */
+function clientGone(req: IncomingMessage, error: unknown): boolean {
+  return (req.destroyed && !req.complete) || (error as NodeJS.ErrnoException | null)?.code === 'ECONNRESET';
 }
 
 function liveLimits(store: Store | undefined, logger: Logger): ReadonlyMap<string, NodeRateLimit> {

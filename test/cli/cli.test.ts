@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -38,13 +39,21 @@ function run(args: readonly string[], env: Record<string, string> = {}): Promise
 
 const children: ChildProcess[] = [];
 
+/** The child's stderr so far, for what a test expects on it (nothing, mostly). */
+const stderrOf = new WeakMap<ChildProcess, () => string>();
+
 /** Starts a long-running command and resolves with its first line of output, once it has printed it. */
-function start(args: readonly string[]): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT });
+function start(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; line: string }> {
+  const { PORT: _, ...inherited } = process.env;
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...inherited, ...env } });
   children.push(child);
+  let err = '';
+  stderrOf.set(child, () => err);
   return new Promise((resolve, reject) => {
     let out = '';
-    let err = '';
     const timer = setTimeout(
       () => reject(new Error(`no output within ${TIMEOUT_MS} ms: ${err}`)),
       TIMEOUT_MS,
@@ -63,18 +72,72 @@ function start(args: readonly string[]): Promise<{ child: ChildProcess; line: st
   });
 }
 
-/** Sends `signal` and resolves with the exit code, or rejects if the process outlives the timeout. */
-function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+/** Resolves with the exit code (null if a signal ended it), or rejects if the process outlives the timeout. */
+function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`still running ${TIMEOUT_MS} ms after ${signal}`)),
-      TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => reject(new Error(`still running after ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
     child.once('exit', (code, killedBy) => {
       clearTimeout(timer);
       resolve(killedBy === null ? code : null);
     });
-    child.kill(signal);
+  });
+}
+
+/** Sends `signal` and resolves with the exit code. */
+function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  const exit = exited(child);
+  child.kill(signal);
+  return exit;
+}
+
+interface Upload {
+  /** Sends the rest of the body. */
+  readonly finish: () => void;
+  /** Drops the connection with the body unfinished. */
+  readonly cut: () => void;
+  /** The response, or a rejection if the connection is cut. */
+  readonly answer: Promise<{ status: number; body: string }>;
+}
+
+/** A POST /api/simulate whose headers the server has taken (it said to continue), with its body begun. */
+function upload(url: string, body: string): Promise<Upload> {
+  return new Promise((taken, failed) => {
+    const req = request(new URL('api/simulate', url), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        expect: '100-continue',
+      },
+      agent: false,
+    });
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+    });
+    answer.catch(failed);
+    req.once('continue', () => {
+      req.write(body.slice(0, 10));
+      taken({ finish: () => req.end(body.slice(10)), cut: () => req.destroy(), answer });
+    });
+    req.flushHeaders();
+  });
+}
+
+/** An idle keep-alive connection to `url`, after one request on it: `closed` resolves when the server closes it. */
+function idleConnection(url: string): Promise<{ closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL('api/live-routes', url), { agent: new Agent({ keepAlive: true }) }, (res) => {
+      const socket = res.socket;
+      const closed = new Promise<void>((ended) => socket.once('close', () => ended()));
+      res.resume();
+      res.on('end', () => resolve({ closed }));
+    });
+    req.on('error', reject).end();
   });
 }
 
@@ -128,6 +191,9 @@ describe('tollgate command', { timeout: 120_000 }, () => {
       [['help', 'frobnicate'], 'unknown command "frobnicate"'],
       [[], 'a command is required'],
       [['--frobnicate'], 'unknown option --frobnicate'],
+      // --json is an option of simulate only: help and the version are text, and say so in text.
+      [['--version', '--json'], 'unknown option --json'],
+      [['--help', '--json'], 'unknown option --json'],
     ] as const) {
       const result = await run(args);
       assert.equal(result.code, 2, args.join(' '));
@@ -144,6 +210,9 @@ describe('tollgate command', { timeout: 120_000 }, () => {
       [['simulate', '--json=yes'], {}, '--json takes no value'],
       [['simulate', '--verbose'], {}, 'unknown option --verbose'],
       [['simulate', 'now'], {}, 'unexpected argument "now"'],
+      // An option is no value: --json here is a mistake, not the host, and the error is text as --json was not given.
+      [['simulate', '--host', '--json'], {}, '--host needs a value'],
+      [['simulate', '--port', '--json'], {}, '--port needs a value'],
       [
         ['simulate'],
         { PORT: '-1' },
@@ -166,6 +235,9 @@ describe('tollgate command', { timeout: 120_000 }, () => {
       code: 2,
     });
     assert.equal(result.stderr.split('\n').length, 2);
+    const unknown = await run(['simulate', '--json', '--verbose']);
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stderr, `${JSON.stringify({ error: 'unknown option --verbose', code: 2 })}\n`);
   });
 
   it('answers a port in use with exit 1 and one line, in text or JSON', async () => {
@@ -216,5 +288,88 @@ describe('tollgate command', { timeout: 120_000 }, () => {
     const url = line.slice('Tollgate simulator: '.length);
     assert.equal((await fetch(url)).status, 200);
     assert.equal(await stop(child, 'SIGINT'), 0);
+  });
+
+  it('on SIGTERM, answers a request whose body is still arriving, then exits 0', async () => {
+    const { child, line } = await start(['simulate', '--port', '0', '--json']);
+    const { url } = JSON.parse(line) as { url: string };
+    const idle = await idleConnection(url);
+    const body = JSON.stringify({
+      policies: [{ kind: 'fixed-window', limit: 1, windowMs: 1000 }],
+      arrivals: [0, 1],
+    });
+    const inFlight = await upload(url, body);
+    const exit = exited(child);
+    child.kill('SIGTERM');
+    // The idle connection closing says the drain has begun; only then does the rest of the body go.
+    await idle.closed;
+    inFlight.finish();
+    const answer = await inFlight.answer;
+    assert.equal(answer.status, 200);
+    assert.equal((JSON.parse(answer.body) as { policies: unknown[] }).policies.length, 1);
+    assert.equal(await exit, 0);
+    assert.equal(stderrOf.get(child)?.(), '');
+  });
+
+  it('logs nothing for a client that drops its upload, and still answers others', async () => {
+    const { child, line } = await start(['simulate', '--port', '0', '--json']);
+    const { url } = JSON.parse(line) as { url: string };
+    const dropped = await upload(url, JSON.stringify({ arrivals: [0] }));
+    dropped.answer.catch(() => {}); // Cut on purpose.
+    dropped.cut();
+    assert.equal((await fetch(url)).status, 200);
+    assert.equal(await stop(child, 'SIGTERM'), 0);
+    assert.equal(stderrOf.get(child)?.(), '');
+  });
+
+  it('answers an unknown route with 404 in JSON', async () => {
+    const { child, line } = await start(['simulate', '--port', '0', '--json']);
+    const { url } = JSON.parse(line) as { url: string };
+    const response = await fetch(new URL('nowhere', url));
+    assert.equal(response.status, 404);
+    assert.deepEqual(await response.json(), { error: 'GET /nowhere is not a simulator route' });
+    assert.equal(await stop(child, 'SIGTERM'), 0);
+  });
+
+  it('listens on the PORT variable when --port is not given, and --port wins over it', async () => {
+    const { child, line } = await start(['simulate', '--json'], { PORT: '0' });
+    const { port } = JSON.parse(line) as { port: number };
+    // The default would be 3000: a free port chosen by the system shows PORT=0 was used.
+    assert.notEqual(port, 3000);
+    assert.ok(port > 0);
+    assert.equal(await stop(child, 'SIGTERM'), 0);
+    const overridden = await start(['simulate', '--port', '0', '--json'], { PORT: 'not-a-port' });
+    assert.ok((JSON.parse(overridden.line) as { port: number }).port > 0);
+    assert.equal(await stop(overridden.child, 'SIGTERM'), 0);
+  });
+
+  it('prints a URL this machine can open when listening on every address', async () => {
+    for (const [host, shown] of [
+      ['0.0.0.0', '127.0.0.1'],
+      ['::', '[::1]'],
+      ['::1', '[::1]'],
+    ] as const) {
+      const { child, line } = await start(['simulate', '--host', host, '--port', '0', '--json']);
+      const { url, port } = JSON.parse(line) as { url: string; port: number };
+      assert.equal(url, `http://${shown}:${port}/`, host);
+      assert.equal((await fetch(url)).status, 200, host);
+      assert.equal(await stop(child, 'SIGTERM'), 0);
+    }
+  });
+
+  it('exits 0 quietly when whatever reads its output has gone', async () => {
+    for (const args of [['--help'], ['--version']]) {
+      const child = spawn(process.execPath, [...CLI, ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      // Closed before the command has started, so that its first write meets a closed pipe.
+      child.stdout?.destroy();
+      let err = '';
+      child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      assert.equal(await exited(child), 0, args.join(' '));
+      assert.equal(err, '', args.join(' '));
+    }
   });
 });

@@ -1,11 +1,19 @@
 // The library's simulator on plain node:http, no Express: the page from its fixed table, /api/simulate, and the live routes.
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
-import { createServer, type RequestListener, request, type Server } from 'node:http';
+import {
+  Agent,
+  createServer,
+  type RequestListener,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TollgateError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
 import { simulate } from '../../src/simulation/index.js';
 import { LIVE_ROUTES } from '../../src/simulator/live-routes.js';
 import { PAGE_FILES } from '../../src/simulator/page-files.js';
@@ -73,9 +81,18 @@ describe('simulatorHandler on node:http', () => {
       assert.match(response.headers.get('content-type') ?? '', type, path);
       assert.ok((await response.text()).length > 100, path);
     }
-    const head = await fetch(`${base}/app.js`, { method: 'HEAD' });
-    assert.equal(head.status, 200);
-    assert.equal(await head.text(), '');
+  });
+
+  it('answers HEAD to each page file as GET, with its type and length and no body', async () => {
+    for (const path of PAGE_FILES.keys()) {
+      const get = await fetch(`${base}${path}`);
+      const body = await get.arrayBuffer();
+      const head = await fetch(`${base}${path}`, { method: 'HEAD' });
+      assert.equal(head.status, 200, path);
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), path);
+      assert.equal(head.headers.get('content-length'), String(body.byteLength), path);
+      assert.equal(await head.text(), '', path);
+    }
   });
 
   it('lists every page, script and stylesheet in simulator/, so none fails to load', async () => {
@@ -157,6 +174,40 @@ describe('simulatorHandler on node:http', () => {
     assert.equal((await fetch(`${base}/`)).status, 200);
   });
 
+  it('closes the connection once it refuses a body over 1 MB, rather than read the rest of it', async () => {
+    // A body declared too large, then one that grows too large as it streams in: neither is sent to its end.
+    for (const headers of [
+      { 'content-length': String(10 * 1024 * 1024) },
+      { 'transfer-encoding': 'chunked' },
+    ]) {
+      const { status, connection, closed } = await new Promise<{
+        status: number | undefined;
+        connection: string | undefined;
+        closed: Promise<void>;
+      }>((resolve, reject) => {
+        const req = request(`${base}/api/simulate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          // A client that asks to keep the connection, as browsers do.
+          agent: new Agent({ keepAlive: true }),
+        });
+        req.on('error', () => {}); // The write of the rest may meet the closed connection.
+        req.on('socket', (socket) => {
+          const closed = new Promise<void>((ended) => socket.once('close', () => ended()));
+          req.on('response', (res) => {
+            res.resume();
+            resolve({ status: res.statusCode, connection: res.headers.connection, closed });
+          });
+        });
+        req.on('close', () => reject(new Error('closed before an answer')));
+        req.write(Buffer.alloc(1024 * 1024 + 1, 32));
+      });
+      assert.equal(status, 413, JSON.stringify(headers));
+      assert.equal(connection, 'close', JSON.stringify(headers));
+      await closed;
+    }
+  });
+
   it('lists the live routes as LIVE_ROUTES defines them', async () => {
     const response = await fetch(`${base}/api/live-routes`);
     assert.equal(response.status, 200);
@@ -216,5 +267,97 @@ describe('simulatorHandler without a live store', () => {
     fails({ liveStore: {} }, 'liveStore');
     fails({ logger: {} }, 'logger');
     fails({ port: 3000 }, 'port');
+  });
+});
+
+describe('simulatorHandler faults', () => {
+  /** A logger that records what it is given. */
+  function recorder(): { logger: Logger; logged: unknown[][] } {
+    const logged: unknown[][] = [];
+    return {
+      logger: { warn: (...args) => logged.push(args), error: (...args) => logged.push(args) },
+      logged,
+    };
+  }
+
+  /** A response whose first setHeader throws: a fault inside the handler, as a page file that cannot be read. */
+  function failingOnce(res: ServerResponse): void {
+    const setHeader = res.setHeader.bind(res);
+    res.setHeader = (() => {
+      res.setHeader = setHeader;
+      throw new Error('the page went missing');
+    }) as typeof res.setHeader;
+  }
+
+  it('passes a fault to next when mounted with one, and logs nothing', async () => {
+    const { logger, logged } = recorder();
+    const handler = simulatorHandler({ logger });
+    const passed: unknown[] = [];
+    const { server, base } = await listen((req, res) => {
+      failingOnce(res);
+      handler(req, res, (error?: unknown) => {
+        passed.push(error);
+        res.statusCode = 503;
+        res.end();
+      });
+    });
+    try {
+      assert.equal((await fetch(`${base}/`)).status, 503);
+      assert.equal(passed.length, 1);
+      assert.match(String((passed[0] as Error).message), /the page went missing/);
+      assert.deepEqual(logged, []);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('without next, logs a fault and answers 500', async () => {
+    const { logger, logged } = recorder();
+    const handler = simulatorHandler({ logger });
+    const { server, base } = await listen((req, res) => {
+      failingOnce(res);
+      handler(req, res);
+    });
+    try {
+      const response = await fetch(`${base}/`);
+      assert.equal(response.status, 500);
+      assert.deepEqual(await response.json(), { error: 'the simulator failed to answer' });
+      assert.equal(logged.length, 1);
+      const [error] = logged[0] ?? [];
+      assert.match(String((error as Error).message), /the page went missing/);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('neither logs nor answers a request whose client went away mid-body', async () => {
+    const { logger, logged } = recorder();
+    const handler = simulatorHandler({ logger });
+    let settled: () => void = () => {};
+    const handled = new Promise<void>((resolve) => (settled = resolve));
+    const { server, base } = await listen((req, res) => {
+      // The handler's failure path runs in the microtasks after the request's close; an immediate runs after them.
+      req.once('close', () => setImmediate(settled));
+      handler(req, res);
+    });
+    try {
+      const req = request(`${base}/api/simulate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': '100', expect: '100-continue' },
+        agent: false,
+      });
+      req.on('error', () => {}); // Destroyed on purpose.
+      req.on('response', () => assert.fail('the request was answered'));
+      // The server has taken the request once it says to continue; the body then stops short.
+      req.once('continue', () => {
+        req.write('{"policies":');
+        req.destroy();
+      });
+      req.flushHeaders();
+      await handled;
+      assert.deepEqual(logged, []);
+    } finally {
+      await close(server);
+    }
   });
 });
