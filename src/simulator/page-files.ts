@@ -11,31 +11,41 @@ export interface PageFile {
   readonly type: string;
 }
 
-/**
- * Every file the page loads, by URL path; a page module missing here fails to load in the browser. The tests fetch
- * each entry and check that every page file on disk is listed.
- */
-export const PAGE_FILES: ReadonlyMap<string, PageFile> = new Map([
-  ['/', { file: 'index.html', type: 'text/html; charset=utf-8' }],
-  // The page's ES modules: app.js is the entry index.html loads, the rest are what it imports.
-  ['/app.js', { file: 'app.js', type: 'text/javascript; charset=utf-8' }],
-  ['/charts.js', { file: 'charts.js', type: 'text/javascript; charset=utf-8' }],
-  ['/choices.js', { file: 'choices.js', type: 'text/javascript; charset=utf-8' }],
-  ['/describe.js', { file: 'describe.js', type: 'text/javascript; charset=utf-8' }],
-  ['/dom.js', { file: 'dom.js', type: 'text/javascript; charset=utf-8' }],
-  ['/forms.js', { file: 'forms.js', type: 'text/javascript; charset=utf-8' }],
-  ['/live-view.js', { file: 'live-view.js', type: 'text/javascript; charset=utf-8' }],
-  ['/simulate-view.js', { file: 'simulate-view.js', type: 'text/javascript; charset=utf-8' }],
-  ['/style.css', { file: 'style.css', type: 'text/css; charset=utf-8' }],
-  // uPlot, vendored: a copy of the `uplot` package's dist files, so an install needs no charting package.
-  ['/vendor/uPlot.iife.min.js', { file: 'vendor/uPlot.iife.min.js', type: 'text/javascript; charset=utf-8' }],
-  ['/vendor/uPlot.min.css', { file: 'vendor/uPlot.min.css', type: 'text/css; charset=utf-8' }],
-]);
+/** The content type of each kind of page file, by extension; a file of another kind fails the type-check below. */
+const TYPES = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+} as const;
 
-/** The file served at the URL path `path`, if any. */
-export function pageFile(path: string): PageFile | undefined {
-  return PAGE_FILES.get(path);
-}
+/**
+ * Every file the page loads, relative to the page directory; a page module missing here fails to load in the
+ * browser. The tests fetch each entry and check that every page file on disk is listed.
+ */
+const FILES = [
+  'index.html',
+  'style.css',
+  // The page's ES modules: app.js is the entry index.html loads, the rest are what it imports.
+  'app.js',
+  'charts.js',
+  'choices.js',
+  'describe.js',
+  'dom.js',
+  'forms.js',
+  'live-view.js',
+  'simulate-view.js',
+  // uPlot, vendored: a copy of the `uplot` package's dist files, so an install needs no charting package.
+  'vendor/uPlot.iife.min.js',
+  'vendor/uPlot.min.css',
+] as const satisfies readonly `${string}.${keyof typeof TYPES}`[];
+
+/** The page files by URL path: each at its own name, the page itself at `/`. */
+export const PAGE_FILES: ReadonlyMap<string, PageFile> = new Map(
+  FILES.map((file) => [
+    file === 'index.html' ? '/' : `/${file}`,
+    { file, type: TYPES[file.slice(file.lastIndexOf('.') + 1) as keyof typeof TYPES] },
+  ]),
+);
 
 /** Answers 200 with the file; rejects if it cannot be read. */
 export async function sendPageFile(res: ServerResponse, page: PageFile): Promise<void> {

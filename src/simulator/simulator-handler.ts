@@ -7,7 +7,7 @@ import { isStore, type Store } from '../stores/store.js';
 import { knownKeys, loggerOption } from '../validate.js';
 import { sendJson } from './http-json.js';
 import { LIVE_ROUTES } from './live-routes.js';
-import { pageFile, sendPageFile } from './page-files.js';
+import { PAGE_FILES, sendPageFile } from './page-files.js';
 import { answerSimulate } from './simulate-endpoint.js';
 
 export interface SimulatorHandlerOptions {
@@ -70,7 +70,7 @@ async function answer(
   }
   // node:http sends no body in answer to HEAD, so HEAD is answered as GET.
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const page = pageFile(path);
+  const page = PAGE_FILES.get(path);
   if (page !== undefined) {
     await sendPageFile(res, page);
     return true;
