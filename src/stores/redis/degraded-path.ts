@@ -9,22 +9,19 @@ import type { RedisStoreMetrics } from './metrics.js';
 import type { NodeBreakers } from './node-breakers.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
 
-/** What answered a decision without Redis, as the failure log says it. */
-const ANSWERED_BY: Readonly<Record<DegradedMode, string>> = {
-  fallback: 'the memory fallback decides (each process enforcing its share of each limit)',
-  'fail-open': 'failing open (requests allowed unchecked)',
-  'fail-closed': 'failing closed (requests denied)',
+/**
+ * What answered a decision without Redis, as the failure log says it: in full on the line written, and in short
+ * where it counts the lines held back. Listed in the order the log names modes.
+ */
+const MODE_TEXT: Readonly<Record<DegradedMode, { readonly full: string; readonly short: string }>> = {
+  fallback: {
+    full: 'the memory fallback decides (each process enforcing its share of each limit)',
+    short: 'memory fallback',
+  },
+  'fail-open': { full: 'failing open (requests allowed unchecked)', short: 'failing open' },
+  'fail-closed': { full: 'failing closed (requests denied)', short: 'failing closed' },
 };
-
-/** The order the failure log names modes in. */
-const MODES = Object.keys(ANSWERED_BY) as DegradedMode[];
-
-/** How the failure log counts the lines it held back, by what answered them. */
-const HELD_BACK: Readonly<Record<DegradedMode, string>> = {
-  fallback: 'memory fallback',
-  'fail-open': 'failing open',
-  'fail-closed': 'failing closed',
-};
+const MODES = Object.keys(MODE_TEXT) as DegradedMode[];
 
 type DegradedSettings = Pick<
   RedisStoreSettings,
@@ -134,11 +131,11 @@ export class DegradedPath {
   }
 
   #logFallbackFailure(error: unknown, mode: DegradedMode): void {
-    const more = heldBack(this.#fallbackLog.admit([HELD_BACK[mode]]));
+    const more = heldBack(this.#fallbackLog.admit([MODE_TEXT[mode].short]));
     if (more === undefined) return;
     this.#settings.logger.error(
       error,
-      `[tollgate] the memory fallback failed; ${ANSWERED_BY[mode]} instead${more}`,
+      `[tollgate] the memory fallback failed; ${MODE_TEXT[mode].full} instead${more}`,
     );
   }
 
@@ -146,10 +143,10 @@ export class DegradedPath {
   #logFailure(error: unknown, answeredBy: ReadonlySet<DegradedMode>): void {
     this.#metrics.errors++;
     const how = MODES.filter((mode) => answeredBy.has(mode));
-    const more = heldBack(this.#log.admit(how.map((mode) => HELD_BACK[mode])));
+    const more = heldBack(this.#log.admit(how.map((mode) => MODE_TEXT[mode].short)));
     if (more === undefined) return;
     this.#settings.logger.error(
-      `[tollgate] Redis unusable; ${how.map((mode) => ANSWERED_BY[mode]).join('; ')}${more}: ${(error as Error)?.message ?? error}`,
+      `[tollgate] Redis unusable; ${how.map((mode) => MODE_TEXT[mode].full).join('; ')}${more}: ${(error as Error)?.message ?? error}`,
     );
   }
 }
