@@ -22,6 +22,18 @@ export interface Decision {
   readonly policies: readonly PolicyDecision[];
   /** Set when the store was unreachable: which fail mode made this decision. */
   readonly degraded?: DegradedMode;
+  /**
+   * Set on an admission booked ahead (by `wait`, whose place in line it is): how long after the store decided it
+   * holds. `nowMs` and the figures are as of then.
+   */
+  readonly delayMs?: number;
+  /** Set on a denial by the limiter's lockout (`blockMs`, `block()`): the identifier is locked out for now. */
+  readonly blocked?: true;
+  /**
+   * Present on an admission by a limiter with a concurrency policy: frees the slot this request holds. Call it
+   * once the work is done; calling it again does nothing.
+   */
+  readonly release?: () => Promise<void>;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -33,13 +45,24 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * (measured in bench/), more than the rest of an in-memory decision.
  */
 export function toDecision(policies: readonly AnyPolicy[], response: StoreResponse): Decision {
-  const { allowed, results } = response;
+  const { allowed } = response;
+  let { results } = response;
+  // A limiter's lockout is evaluated last; its own figures are never shown, only its block.
+  let blockMs = -1;
+  if ((policies[policies.length - 1] as AnyPolicy).kind === 'lockout') {
+    const lockout = results[results.length - 1] as PolicyResult;
+    results = results.slice(0, -1);
+    // A fail mode's answer carries no state, so no block either.
+    const known = response.degraded !== 'fail-open' && response.degraded !== 'fail-closed';
+    if (!lockout.allowed && known) blockMs = lockout.retryAfterMs;
+  }
   const decisions: PolicyDecision[] = [];
   let binding: PolicyDecision | undefined;
   for (let i = 0; i < results.length; i++) {
-    const { remaining, resetMs, retryAfterMs } = results[i] as PolicyResult;
+    const result = blockMs < 0 ? (results[i] as PolicyResult) : blocked(results[i] as PolicyResult, blockMs);
+    const { remaining, resetMs, retryAfterMs } = result;
     const candidate = {
-      allowed: (results[i] as PolicyResult).allowed,
+      allowed: result.allowed,
       remaining,
       resetMs,
       retryAfterMs,
@@ -59,8 +82,20 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
     policies: decisions,
   };
   if (response.degraded !== undefined) decision.degraded = response.degraded;
+  if (response.delayMs !== undefined) decision.delayMs = response.delayMs;
+  if (blockMs >= 0) decision.blocked = true;
   if (!allowed && bound.retryAfterMs >= 0) decision.retryAfterMs = bound.retryAfterMs;
   return decision;
+}
+
+/** A policy's figures while its identifier is locked out: nothing left, and no retry before the block ends. */
+function blocked({ resetMs, retryAfterMs }: PolicyResult, blockMs: number): PolicyResult {
+  return {
+    allowed: false,
+    remaining: 0,
+    resetMs: resetMs < 0 ? resetMs : Math.max(resetMs, blockMs),
+    retryAfterMs: retryAfterMs < 0 ? retryAfterMs : Math.max(retryAfterMs, blockMs),
+  };
 }
 
 /** How long a policy's result makes the client wait, for ranking: an admission least, a wait no time cures most. */

@@ -11,7 +11,9 @@ export type TollgateErrorCode =
   /** The store could not answer (connection, script, protocol). */
   | 'ERR_TOLLGATE_STORE'
   /** The store did not answer within its time budget. */
-  | 'ERR_TOLLGATE_TIMEOUT';
+  | 'ERR_TOLLGATE_TIMEOUT'
+  /** `limiter.wait()`: the request cannot pass within `maxWaitMs` (or ever). */
+  | 'ERR_TOLLGATE_WAIT_TIMEOUT';
 
 export interface TollgateErrorOptions {
   readonly option?: string;

@@ -48,8 +48,12 @@ function draft10(decision: Decision): Record<string, string> {
   const state: string[] = [];
   for (const { policy: p, remaining, resetMs } of decision.policies) {
     const name = sfString(p.name);
+    // A concurrency limit's quota is requests in flight, which the draft names as a quota unit.
+    const unit = p.kind === 'concurrency' ? ';qu="concurrent-requests"' : '';
     policy.push(
-      p.windowMs > 0 ? `${name};q=${p.limit};w=${Math.ceil(p.windowMs / 1000)}` : `${name};q=${p.limit}`,
+      p.windowMs > 0
+        ? `${name};q=${p.limit};w=${Math.ceil(p.windowMs / 1000)}`
+        : `${name};q=${p.limit}${unit}`,
     );
     state.push(
       resetMs >= 0 ? `${name};r=${remaining};t=${Math.ceil(resetMs / 1000)}` : `${name};r=${remaining}`,

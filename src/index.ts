@@ -9,10 +9,19 @@ export { type AddressIdentityOptions, addressIdentity } from './identity/address
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';
 export type { Identity } from './identity/identity.js';
-export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
+export {
+  type ConsumeOptions,
+  createLimiter,
+  type Limiter,
+  type LimiterOptions,
+  type RefundOptions,
+  type WaitOptions,
+} from './limiter.js';
 export type { Logger } from './logger.js';
 export {
   type AnyPolicy,
+  type ConcurrencyOptions,
+  concurrency,
   fixedWindow,
   type Policy,
   type PolicyKind,

@@ -1,12 +1,19 @@
 // A limiter binds policies, a store and a scope; its options are validated once, here, at wire-up.
 import { type Decision, toDecision } from './decision.js';
+import { type Duration, parseDuration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
-import { bucketKeys, defaultScope, encodeIdentifier, validateScope } from './key.js';
+import { bucketKey, bucketKeys, defaultScope, encodeIdentifier, memberOf, validateScope } from './key.js';
+import { leaseName, once } from './lease.js';
+import type { StoreAction } from './policies/evaluate.js';
+import { LOCKOUT_NAME, lockout } from './policies/lockout.js';
 import type { AnyPolicy } from './policies/policy.js';
 import { warnOnSharedDefaultScope } from './shared-scope.js';
 import { sharedMemoryStore } from './stores/memory-store.js';
 import { isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
-import { knownKeys, positiveInteger } from './validate.js';
+import { knownKeys, MAX_SPAN, positiveInteger } from './validate.js';
+import { type WaitOptions, waitFor } from './wait.js';
+
+export type { WaitOptions } from './wait.js';
 
 export interface LimiterOptions {
   /** One policy, or several enforced together (a request must pass all; a denial spends from none). */
@@ -19,9 +26,20 @@ export interface LimiterOptions {
   readonly cost?: number;
   /** What to answer when the store is unreachable: allow (true) or reject (false). Default: the store's setting. */
   readonly failOpen?: boolean;
+  /**
+   * A lockout: after a denial the identifier is denied outright for this long, whatever its policies say, shared
+   * through the store. 0 checks blocks made by `block()` without starting any. Default: no lockout (and `block()`
+   * unavailable), which costs nothing.
+   */
+  readonly blockMs?: Duration | 0;
 }
 
 export interface ConsumeOptions {
+  readonly cost?: number;
+}
+
+export interface RefundOptions {
+  /** Units to give back. Default: the limiter's cost. */
   readonly cost?: number;
 }
 
@@ -33,11 +51,27 @@ export interface Limiter {
   consume(identifier: string, options?: ConsumeOptions): Promise<Decision>;
   /** What `consume` would answer now, without spending. */
   peek(identifier: string, options?: ConsumeOptions): Promise<Decision>;
-  /** Forgets `identifier`'s state in this limiter's scope. */
+  /**
+   * Gives back units spent earlier (a request that should not have counted): never beyond a full quota, and not
+   * into a window that has rolled over since. Rejects (`ERR_TOLLGATE_STORE`) when the store could not apply it.
+   */
+  refund(identifier: string, options?: RefundOptions): Promise<void>;
+  /**
+   * Resolves with an admission once `identifier` may go: a token bucket books its place in line at once (first
+   * come, first served); other policies are asked again when their retry time comes. Rejects with
+   * `ERR_TOLLGATE_WAIT_TIMEOUT` as soon as it is clear the request cannot pass within `maxWaitMs`, and with the
+   * signal's reason when `signal` aborts.
+   */
+  wait(identifier: string, options?: WaitOptions): Promise<Decision>;
+  /** Locks `identifier` out for `ms` (extending, never shortening, a block); needs the `blockMs` option. */
+  block(identifier: string, ms: Duration): Promise<void>;
+  /** Lifts `identifier`'s block, if any. */
+  unblock(identifier: string): Promise<void>;
+  /** Forgets `identifier`'s state in this limiter's scope, its block included. */
   reset(identifier: string): Promise<void>;
 }
 
-const OPTIONS = ['policy', 'store', 'scope', 'cost', 'failOpen'];
+const OPTIONS = ['policy', 'store', 'scope', 'cost', 'failOpen', 'blockMs'];
 
 export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof options !== 'object' || options === null)
@@ -48,48 +82,132 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const store = options.store === undefined ? sharedMemoryStore() : options.store;
   if (!isStore(store))
     throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
-  store.checkPolicies?.(policies);
+  const blockMs = options.blockMs === undefined ? undefined : blockDuration('blockMs', options.blockMs, 0);
+  // The store sees the lockout as one more policy, evaluated with the others in the same atomic step.
+  const enforced = blockMs === undefined ? policies : [...policies, lockout(blockMs)];
+  store.checkPolicies?.(enforced);
   const scope = options.scope === undefined ? defaultScope(policies) : validateScope(options.scope);
   const defaultCost = positiveInteger('cost', options.cost ?? 1);
   const failOpen = options.failOpen;
   if (failOpen !== undefined && typeof failOpen !== 'boolean')
     throw configError('failOpen', 'must be a boolean', failOpen);
-  const tightest = Math.min(...policies.map((p) => p.limit));
+  // A concurrency policy counts requests, not units: a request of any cost holds one slot.
+  const tightest = Math.min(...policies.filter((p) => p.kind !== 'concurrency').map((p) => p.limit));
   // A limit of 0 is a deliberate "reject everything"; any other limit below the cost is a mistake.
   if (tightest > 0 && defaultCost > tightest) {
     throw configError('cost', `must not exceed the policy's limit (${tightest})`, defaultCost);
   }
+  const leases = policies.some((p) => p.kind === 'concurrency');
+  const reservable = enforced.every((p) => p.reservable);
   // Last, so that only a limiter that is really created counts.
   if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
 
-  const run = async (identifier: string, consumeOptions: ConsumeOptions | undefined, dryRun: boolean) => {
-    const cost = consumeOptions?.cost ?? defaultCost;
-    if (!Number.isSafeInteger(cost) || cost < 0) {
-      throw new TollgateError(
-        'ERR_TOLLGATE_ARGUMENT',
-        `the cost must be a non-negative integer (received ${cost})`,
-      );
-    }
+  /** Identifiers' waiters in this process, woken when a slot of theirs is released here. */
+  const waiters = new Map<string, Set<() => void>>();
+  const ask = (identifier: string, action: StoreAction, cost: number, lease: string, maxDelayMs: number) => {
     const id = encodeIdentifier(identifier);
+    // Every field set, in one order, so that every request has one shape.
     const request: StoreRequest =
       failOpen === undefined
-        ? { scope, id, policies, cost, dryRun }
-        : { scope, id, policies, cost, dryRun, failOpen };
-    const response = store.evaluate(request);
+        ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs }
+        : { scope, id, policies: enforced, action, cost, lease, maxDelayMs, failOpen };
+    return store.evaluate(request);
+  };
+  /** A refund or a block must really happen: a fail mode's answer means it did not. */
+  const change = async (identifier: string, action: StoreAction, requested: number, lease = '') => {
+    const { degraded } = await ask(identifier, action, units(requested), lease, 0);
+    if (degraded === 'fail-open' || degraded === 'fail-closed')
+      throw new TollgateError(
+        'ERR_TOLLGATE_STORE',
+        `the store is unreachable; the ${action} was not applied`,
+      );
+  };
+  const release = async (identifier: string, lease: string) => {
+    await change(identifier, 'refund', 0, lease);
+    for (const wake of waiters.get(identifier) ?? []) wake();
+  };
+  const decide = async (
+    identifier: string,
+    action: StoreAction,
+    requested: number,
+    maxDelayMs: number,
+  ): Promise<Decision> => {
+    const cost = units(requested);
+    const lease = leases && action === 'consume' && cost > 0 ? leaseName() : '';
+    const answer = ask(identifier, action, cost, lease, maxDelayMs);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
-    return toDecision(policies, isPromise(response) ? await response : response);
+    const decision = toDecision(enforced, isPromise(answer) ? await answer : answer);
+    if (lease !== '' && decision.allowed)
+      (decision as { release?: () => Promise<void> }).release = once(() => release(identifier, lease));
+    return decision;
+  };
+  const onRelease = (identifier: string, wake: () => void) => {
+    let wakes = waiters.get(identifier);
+    if (wakes === undefined) {
+      wakes = new Set();
+      waiters.set(identifier, wakes);
+    }
+    wakes.add(wake);
+    return () => {
+      wakes.delete(wake);
+      if (wakes.size === 0) waiters.delete(identifier);
+    };
   };
 
   return {
     scope,
     policies,
     store,
-    consume: (identifier, consumeOptions) => run(identifier, consumeOptions, false),
-    peek: (identifier, consumeOptions) => run(identifier, consumeOptions, true),
+    consume: (identifier, consumeOptions) =>
+      decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
+    peek: (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
+    refund: (identifier, refundOptions) => change(identifier, 'refund', refundOptions?.cost ?? defaultCost),
+    wait: async (identifier, waitOptions) => {
+      const cost = waitOptions?.cost ?? defaultCost;
+      return waitFor(
+        {
+          attempt: (maxDelayMs) => decide(identifier, 'consume', cost, reservable ? maxDelayMs : 0),
+          giveBack: async (decision) => {
+            await Promise.all([change(identifier, 'refund', cost), decision.release?.()]);
+          },
+          onRelease: (wake) => onRelease(identifier, wake),
+        },
+        waitOptions,
+      );
+    },
+    block: async (identifier, ms) => {
+      if (blockMs === undefined)
+        throw configError('blockMs', 'must be set for block() (0 checks blocks without starting any)');
+      await change(identifier, 'block', blockDuration('ms', ms, 1));
+    },
+    unblock: async (identifier) => {
+      if (blockMs === undefined)
+        throw configError('blockMs', 'must be set for unblock() (0 checks blocks without starting any)');
+      const key = bucketKey(scope, encodeIdentifier(identifier), memberOf(enforced, enforced.length - 1));
+      await store.reset([key]);
+    },
     reset: async (identifier) => {
-      await store.reset(bucketKeys(scope, identifier, policies));
+      await store.reset(bucketKeys(scope, identifier, enforced));
     },
   };
+}
+
+/** A per-call cost: a non-negative integer. */
+function units(cost: number): number {
+  if (!Number.isSafeInteger(cost) || cost < 0) {
+    throw new TollgateError(
+      'ERR_TOLLGATE_ARGUMENT',
+      `the cost must be a non-negative integer (received ${cost})`,
+    );
+  }
+  return cost;
+}
+
+/** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */
+function blockDuration(option: string, value: Duration | 0, least: number): number {
+  const ms = value === 0 && least === 0 ? 0 : parseDuration(option, value);
+  if (ms >= MAX_SPAN) throw configError(option, 'must be below 2^51 ms', value);
+  return ms;
 }
 
 function validatePolicies(policy: LimiterOptions['policy'] | undefined): readonly AnyPolicy[] {
@@ -101,10 +219,10 @@ function validatePolicies(policy: LimiterOptions['policy'] | undefined): readonl
   if (policies.length === 0)
     throw configError('policy', 'is required: a policy such as tokenBucket({...}), or an array of them');
   for (const p of policies) {
-    if (typeof p?.evaluate !== 'function' || typeof p.kind !== 'string') {
+    if (typeof p?.evaluate !== 'function' || typeof p.kind !== 'string' || p.name === LOCKOUT_NAME) {
       throw configError(
         'policy',
-        'must be created by tokenBucket(), fixedWindow(), slidingWindow() or slidingWindowCounter()',
+        'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()',
       );
     }
   }

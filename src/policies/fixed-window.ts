@@ -1,5 +1,5 @@
 // Fixed window: a counter per window, anchored at the first request so clients do not all reset at once.
-import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** `[windowStart, count]`: both are needed, so the state never relies on a key's expiry to mean anything. */
@@ -18,8 +18,10 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
     limit,
     windowMs,
     retentionMs: windowMs,
+    reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+    refund: (state, nowMs, cost) => refund(windowMs, state, nowMs, cost),
     scale: (share) => fixedWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -64,6 +66,19 @@ function transition(
   };
 }
 
+/** Takes units back off the current window's count, never below zero; a window that has ended keeps its count. */
+function refund(
+  windowMs: number,
+  state: FixedWindowState | undefined,
+  nowMs: number,
+  cost: number,
+): Write<FixedWindowState> | undefined {
+  if (state === undefined) return undefined;
+  const [start, count] = state;
+  if (Math.max(nowMs, start) >= start + windowMs || count === 0 || cost === 0) return undefined;
+  return { next: [start, Math.max(0, count - cost)], ttlMs: start + windowMs - nowMs };
+}
+
 /** The Lua twin; state is the string "start:count". */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const fixedWindowLua = `
@@ -90,6 +105,12 @@ policies['fixed-window'] = {
     if count > 0 then reset = window_end end
     if cost <= limit then retry = window_end end
     return 0, limit - count, reset, retry, nil, 0
+  end,
+  refund = function(st, now_ms, cost, limit, window)
+    if not st then return nil end
+    local start, count = st[1], st[2]
+    if math.max(now_ms, start) >= start + window or count == 0 or cost == 0 then return nil end
+    return { start, math.max(0, count - cost) }, start + window - now_ms
   end,
 }
 `;

@@ -1,7 +1,13 @@
 // The contract every policy meets: a pure, integer-exact state transition, with a Lua twin of the same steps.
 import { configError } from '../errors.js';
 
-export type PolicyKind = 'token-bucket' | 'fixed-window' | 'sliding-window' | 'sliding-window-counter';
+export type PolicyKind =
+  | 'token-bucket'
+  | 'fixed-window'
+  | 'sliding-window'
+  | 'sliding-window-counter'
+  | 'concurrency'
+  | 'lockout';
 
 /** What one evaluation tells the caller. Times are whole milliseconds from the evaluation's `now`. */
 export interface PolicyResult {
@@ -14,18 +20,24 @@ export interface PolicyResult {
   readonly retryAfterMs: number;
 }
 
+/** A state to store, and until it is at rest (equivalent to no state at all); -1 when it never is. */
+export interface Write<S> {
+  readonly next: S;
+  readonly ttlMs: number;
+}
+
 export interface Transition<S> {
   readonly result: PolicyResult;
-  /** The state to store; `undefined` on a denial, which so costs no write. */
+  /** The state to store; `undefined` when there is nothing to write (always on a denial, which so costs no write). */
   readonly next: S | undefined;
   /** Until `next` is at rest (equivalent to no state at all); -1 when it never is. */
   readonly ttlMs: number;
 }
 
 /**
- * A policy is parameters plus a pure transition `(state, now, cost) -> { result, next }`.
- * `state` is `undefined` for a client never seen (or whose state expired): that must mean the same thing.
- * `args` are its two integer parameters, in the order the Lua twin's `decide` takes them.
+ * A policy is parameters plus pure transitions: `evaluate` spends (`(state, now, cost) -> { result, next }`),
+ * `refund` gives back. `state` is `undefined` for a client never seen (or whose state expired): that must mean the
+ * same thing. `args` are its two integer parameters, in the order the Lua twin's functions take them.
  */
 export interface Policy<S = unknown> {
   readonly kind: PolicyKind;
@@ -42,7 +54,22 @@ export interface Policy<S = unknown> {
    */
   readonly retentionMs: number;
   readonly args: readonly [number, number];
-  evaluate(state: S | undefined, nowMs: number, cost: number): Transition<S>;
+  /**
+   * A state that stays exact when evaluated at a later instant than now, so an admission can be booked ahead (a
+   * reservation, for `wait`): a token bucket's is a time, while a window's count would open a window early.
+   */
+  readonly reservable: boolean;
+  /** `lease` names the holder of a concurrency slot taken by this request ('' or absent: none). */
+  evaluate(state: S | undefined, nowMs: number, cost: number, lease?: string): Transition<S>;
+  /**
+   * Gives back `cost` units spent earlier (and frees `lease`'s concurrency slot): never past a full quota, and never
+   * into a window that has since rolled over. `undefined` when that changes nothing.
+   */
+  refund(state: S | undefined, nowMs: number, cost: number, lease: string): Write<S> | undefined;
+  /** Only a lockout has one: the state that denies everything for `ms` from now (never shortening a longer one). */
+  block?(state: S | undefined, nowMs: number, ms: number): Write<S> | undefined;
+  /** Only a lockout has one: its transition when the other policies denied a request (it starts its block). */
+  onDenial?(state: S | undefined, nowMs: number): Transition<S>;
   /**
    * The same policy with its quota and rate multiplied by `share` (0 < share <= 1), keeping at least one unit
    * where the original had any: what one of N instances enforces on its own while the shared store is down.

@@ -1,6 +1,6 @@
 // Sliding window counter: two counters weighted by overlap (Cloudflare's approximation), O(1) state, and its Lua twin.
 import { floorDiv } from '../integer.js';
-import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** `[currentStart, previousCount, currentCount]`. */
@@ -22,8 +22,10 @@ export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWind
     windowMs,
     // The window before the current one still weighs until the current one ends.
     retentionMs: 2 * windowMs,
+    reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
+    refund: (state, nowMs, cost) => refund(windowMs, state, nowMs, cost),
     scale: (share) => slidingWindowCounter({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -84,6 +86,24 @@ function transition(
   };
 }
 
+/**
+ * Takes units back off the current window's count, never below zero. Once that window has rolled over its count is
+ * the weighted previous one, which a refund leaves alone.
+ */
+function refund(
+  window: number,
+  state: SlidingWindowCounterState | undefined,
+  nowMs: number,
+  cost: number,
+): Write<SlidingWindowCounterState> | undefined {
+  if (state === undefined) return undefined;
+  const [start, previous, current] = state;
+  if (Math.max(nowMs, start) >= start + window || current === 0 || cost === 0) return undefined;
+  const left = Math.max(0, current - cost);
+  const restsIn = left > 0 ? start + 2 * window - nowMs : previous > 0 ? start + window - nowMs : 0;
+  return { next: [start, previous, left], ttlMs: restsIn };
+}
+
 /** The Lua twin; state is the string "start:previous:current". */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const slidingWindowCounterLua = `
@@ -128,6 +148,15 @@ policies['sliding-window-counter'] = {
       retry = retry + (now - now_ms)
     end
     return 0, math.max(0, floor_div(limit * window - previous * weight, window) - current), reset, retry, nil, 0
+  end,
+  refund = function(st, now_ms, cost, limit, window)
+    if not st then return nil end
+    local start, previous, current = st[1], st[2], st[3]
+    if math.max(now_ms, start) >= start + window or current == 0 or cost == 0 then return nil end
+    local left = math.max(0, current - cost)
+    local rest = 0
+    if left > 0 then rest = start + 2 * window - now_ms elseif previous > 0 then rest = start + window - now_ms end
+    return { start, previous, left }, rest
   end,
 }
 `;

@@ -1,6 +1,6 @@
 // Sliding window log: exact, one timestamp per unit admitted in the last window, and its Lua twin.
 import { configError } from '../errors.js';
-import { type Policy, policyName, scaledQuota, type Transition } from './policy.js';
+import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 
 /** Timestamps (ms) of admitted units, oldest first; a request of cost n adds n entries. */
@@ -28,8 +28,10 @@ export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState
     limit,
     windowMs,
     retentionMs: windowMs,
+    reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
+    refund: (state, nowMs, cost) => refund(windowMs, state ?? [], nowMs, cost),
     scale: (share) => slidingWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -72,6 +74,25 @@ function transition(
   };
 }
 
+/** Drops the newest entries still in the window, one per refunded unit; expired entries are gone already. */
+function refund(
+  windowMs: number,
+  log: SlidingWindowState,
+  nowMs: number,
+  cost: number,
+): Write<SlidingWindowState> | undefined {
+  const newest = log.at(-1);
+  if (newest === undefined) return undefined;
+  const now = Math.max(nowMs, newest);
+  let drop = 0;
+  while ((log[drop] ?? Number.POSITIVE_INFINITY) <= now - windowMs) drop++;
+  const pop = Math.min(cost, log.length - drop);
+  if (pop === 0) return undefined;
+  const next = log.slice(drop, log.length - pop);
+  const last = next.at(-1);
+  return { next, ttlMs: last === undefined ? 0 : last + windowMs - nowMs };
+}
+
 /** The Lua twin; state is a list of timestamps, trimmed and appended in place rather than rewritten. */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const slidingWindowLua = `
@@ -85,6 +106,7 @@ policies['sliding-window'] = {
   end,
   save = function(key, st, ttl)
     if st.drop > 0 then redis.call('LTRIM', key, st.drop, -1) end
+    if st.pop > 0 then redis.call('RPOP', key, st.pop) end
     local at, left = string.format('%.0f', st.at), st.push
     while left > 0 do
       local batch = {}
@@ -105,12 +127,24 @@ policies['sliding-window'] = {
     if used + cost <= limit then
       local reset = 0
       if cost > 0 then reset = now + window - now_ms elseif used > 0 then reset = log[n] + window - now_ms end
-      return 1, limit - used - cost, reset, 0, { drop = drop, push = cost, at = now }, reset
+      return 1, limit - used - cost, reset, 0, { drop = drop, pop = 0, push = cost, at = now }, reset
     end
     local reset, retry = 0, -1
     if used > 0 then reset = log[n] + window - now_ms end
     if cost <= limit then retry = log[drop + used + cost - limit] + window - now_ms end
     return 0, limit - used, reset, retry, nil, 0
+  end,
+  refund = function(log, now_ms, cost, limit, window)
+    if not log then return nil end
+    local n = #log
+    local now = math.max(now_ms, log[n])
+    local drop = 0
+    while drop < n and log[drop + 1] <= now - window do drop = drop + 1 end
+    local pop = math.min(cost, n - drop)
+    if pop == 0 then return nil end
+    local rest = 0
+    if n - drop - pop > 0 then rest = log[n - pop] + window - now_ms end
+    return { drop = drop, pop = pop, push = 0, at = now }, rest
   end,
 }
 `;

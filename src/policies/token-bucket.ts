@@ -2,7 +2,14 @@
 import { configError } from '../errors.js';
 import { ceilDiv, floorDiv } from '../integer.js';
 import { MAX_SPAN, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
-import { type Policy, type PolicyNameOption, policyName, scaledQuota, type Transition } from './policy.js';
+import {
+  type Policy,
+  type PolicyNameOption,
+  policyName,
+  scaledQuota,
+  type Transition,
+  type Write,
+} from './policy.js';
 
 export interface TokenBucketOptions extends PolicyNameOption {
   /** Most tokens held: the burst size. Defaults to `requestsPerMinute`. 0 rejects everything. */
@@ -78,8 +85,10 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     windowMs,
     // A bucket that never refills stays spent for ever: forgetting it would refill it.
     retentionMs: interval > 0 ? windowMs : -1,
+    reservable: true,
     args: [capacity, interval],
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
+    refund: (tat, nowMs, cost) => refund(interval, tat, nowMs, cost),
     scale: (share) =>
       tokenBucket({ name, capacity: scaledQuota(capacity, share), refillPerSecond: perSecond * share }),
   };
@@ -126,6 +135,20 @@ function transition(
   };
 }
 
+/** Moves `tat` back by the refunded tokens, never before now: a bucket holds at most its capacity. */
+function refund(
+  interval: number,
+  tat: number | undefined,
+  nowMs: number,
+  cost: number,
+): Write<number> | undefined {
+  const refills = interval > 0;
+  const now = refills ? nowMs * 1000 : 0;
+  if (tat === undefined || tat <= now || cost === 0) return undefined;
+  const next = Math.max(now, tat - cost * (refills ? interval : 1));
+  return { next, ttlMs: refills ? ceilDiv(next - now, 1000) : -1 };
+}
+
 /**
  * The Lua twin: the same steps on the same integers; state is one integer string (`tat` in µs, or the tokens spent
  * by a bucket that never refills). `save` hands Redis the number itself: Redis writes it exactly (%.17g before
@@ -135,6 +158,7 @@ function transition(
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const tokenBucketLua = `
 policies['token-bucket'] = {
+  reservable = true,
   load = function(key)
     local v = redis.pcall('GET', key)
     if not v then return nil end
@@ -157,6 +181,16 @@ policies['token-bucket'] = {
     if refills then reset = ceil_div(base - now, 1000) end
     if refills and cost <= capacity then retry = ceil_div(next - tau - now, 1000) end
     return 0, math.max(0, floor_div(tau - (base - now), step)), reset, retry, nil, 0
+  end,
+  refund = function(tat, now_ms, cost, capacity, interval)
+    local refills = interval > 0
+    local now, step = 0, 1
+    if refills then now, step = now_ms * 1000, interval end
+    if not tat or tat <= now or cost == 0 then return nil end
+    local next = math.max(now, tat - cost * step)
+    local rest = -1
+    if refills then rest = ceil_div(next - now, 1000) end
+    return next, rest
   end,
 }
 `;

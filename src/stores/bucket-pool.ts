@@ -98,6 +98,8 @@ const WIDTHS = {
   'fixed-window': 2,
   'sliding-window-counter': 3,
   'sliding-window': 0,
+  concurrency: 0,
+  lockout: 1,
 } as const satisfies Record<PolicyKind, number>;
 export const KINDS = Object.keys(WIDTHS) as PolicyKind[];
 const KIND_INDEX = Object.fromEntries(KINDS.map((kind, index) => [kind, index])) as Record<

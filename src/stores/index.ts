@@ -1,7 +1,15 @@
 // `tollgate/store`: what the author of a custom store needs: the contract, the policies' transitions and the key layout.
 
 export { bucketKey, memberOf, type ParsedBucketKey, parseBucketKey } from '../key.js';
-export type { PolicyKind, PolicyResult, Transition } from '../policies/index.js';
+export type {
+  Operation,
+  PolicyKind,
+  PolicyResult,
+  StateWrite,
+  StoreAction,
+  Transition,
+  Write,
+} from '../policies/index.js';
 export { evaluatePolicies } from '../policies/index.js';
 export {
   type DegradedMode,

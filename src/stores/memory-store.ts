@@ -2,8 +2,8 @@
 import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
-import { evaluatePolicies } from '../policies/evaluate.js';
-import type { AnyPolicy, PolicyKind, Transition } from '../policies/policy.js';
+import { evaluatePolicies, type StateWrite } from '../policies/evaluate.js';
+import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
 import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.js';
 import { BucketSlots } from './bucket-pool.js';
 import { checkRetentionCap } from './retention.js';
@@ -94,18 +94,20 @@ export class MemoryStore implements Store {
     const nowMs = this.#clock();
     const { scope, id, policies } = request;
     const tables = this.#scopes.get(scope);
+    // A peek writes nothing, not even the removal of another kind's bucket.
+    const writes = request.action !== 'peek';
     const slots: (number | undefined)[] = [];
     const states: unknown[] = [];
     for (let i = 0; i < policies.length; i++) {
       const table = tables?.get(memberOf(policies, i) ?? ALONE);
-      const slot = table && this.#find(table, id, (policies[i] as AnyPolicy).kind, request.dryRun);
+      const slot = table && this.#find(table, id, (policies[i] as AnyPolicy).kind, writes);
       slots.push(slot);
       states.push(slot === undefined ? undefined : this.#slots.read(slot));
     }
-    const evaluation = evaluatePolicies(policies, states, nowMs, request.cost, request.dryRun);
+    const evaluation = evaluatePolicies(policies, states, nowMs, request);
     for (let i = 0; i < evaluation.writes.length; i++) {
-      // Writes come only when every policy allowed, and an allowed transition always has a state to store.
-      const write = evaluation.writes[i] as Transition<unknown>;
+      const write = evaluation.writes[i] as StateWrite;
+      if (write.next === undefined) continue;
       // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
       const restMs = write.ttlMs < 0 ? Number.POSITIVE_INFINITY : write.ttlMs;
       const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
@@ -124,7 +126,10 @@ export class MemoryStore implements Store {
       }
       this.#slots.write(slot, write.next, nowMs + keepMs);
     }
-    return { allowed: evaluation.allowed, results: evaluation.results, nowMs };
+    const { allowed, results, delayMs } = evaluation;
+    return delayMs === 0
+      ? { allowed, results, nowMs }
+      : { allowed, results, nowMs: nowMs + delayMs, delayMs };
   }
 
   /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
@@ -201,10 +206,10 @@ export class MemoryStore implements Store {
    * past rest) would read too: only the sweep drops buckets for being at rest. Another kind's bucket (a scope
    * whose policy changed) reads as absent, and is dropped unless this is a peek, which writes nothing.
    */
-  #find(table: Table, id: string, kind: PolicyKind, dryRun: boolean): number | undefined {
+  #find(table: Table, id: string, kind: PolicyKind, writes: boolean): number | undefined {
     const slot = table.get(id);
     if (slot === undefined || this.#slots.holds(slot, kind)) return slot;
-    if (!dryRun) this.#remove(table, id, slot);
+    if (writes) this.#remove(table, id, slot);
     return undefined;
   }
 

@@ -1,4 +1,5 @@
 // The store contract: evaluate one client's buckets under a limiter's policies atomically, on the store's own clock.
+import type { Operation } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
 
 /**
@@ -6,15 +7,11 @@ import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
  * `bucketKey(scope, id, memberOf(policies, i))`, which a remote store builds, while an in-process one looks the two
  * parts up as they are (a key joined per request would be hashed afresh on every lookup).
  */
-export interface StoreRequest {
+export interface StoreRequest extends Operation {
   readonly scope: string;
   /** The identifier as `encodeIdentifier` stores it. */
   readonly id: string;
   readonly policies: readonly AnyPolicy[];
-  /** Units to spend from every policy; 0 or more. */
-  readonly cost: number;
-  /** Evaluate as `consume` would, but write nothing (`peek`). */
-  readonly dryRun: boolean;
   /** The limiter's fail mode, overriding the store's own, for stores that can be unreachable. */
   readonly failOpen?: boolean;
 }
@@ -29,15 +26,21 @@ export interface StoreResponse {
   readonly allowed: boolean;
   /** Index-aligned with the request's policies. */
   readonly results: readonly PolicyResult[];
-  /** The store's clock at evaluation (the Redis server's, for RedisStore), in epoch ms. */
+  /**
+   * The store's clock at evaluation (the Redis server's, for RedisStore), in epoch ms; for a booked admission
+   * (`delayMs`), the instant it holds from, which the results are relative to.
+   */
   readonly nowMs: number;
+  /** Set on an admission booked ahead (`maxDelayMs`): how long after the evaluation it holds. */
+  readonly delayMs?: number;
   /** Set when the store could not reach its data: how the answer was made instead. */
   readonly degraded?: DegradedMode;
 }
 
 /**
- * A store evaluates all of a request's policies as one atomic step: concurrent requests for the same keys
- * never interleave, and when one policy denies, nothing is spent from the others.
+ * A store evaluates all of a request's policies as one atomic step (a consume, peek, refund or block, as
+ * `evaluatePolicies` does it): concurrent requests for the same keys never interleave, and when one policy denies,
+ * nothing is spent from the others.
  * A synchronous answer is allowed so that an in-process store costs no promise per request.
  */
 export interface Store {

@@ -30,6 +30,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'addressIdentity',
     'apiKeyId',
     'apiKeyIdentity',
+    'concurrency',
     'createGate',
     'createLimiter',
     'decisionOutcome',

@@ -70,7 +70,7 @@ describe('createLimiter: refused options, with their messages', () => {
 
   it('takes only policies made by the factories, under distinct names', () => {
     const made =
-      '`policy` must be created by tokenBucket(), fixedWindow(), slidingWindow() or slidingWindowCounter()';
+      '`policy` must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()';
     const fakes = [{}, { evaluate: () => ({}) }, { kind: 'token-bucket' }, null];
     for (const fake of fakes) {
       refuses(() => createLimiter({ policy: fake as unknown as AnyPolicy, store }), 'policy', made);
@@ -143,16 +143,40 @@ describe('createLimiter: the store', () => {
 });
 
 describe('the request a limiter hands its store', () => {
-  it('carries scope, encoded identifier, policies, cost and dryRun, and no failOpen unless one was set', async () => {
+  it('carries scope, encoded identifier, policies, action, cost, lease and delay, and no failOpen unless one was set', async () => {
     const { store, requests } = recordingStore();
     const limiter = createLimiter({ policy, store, scope: 'api', cost: 2 });
     await limiter.consume('user-1');
     await limiter.peek('a b', { cost: 0 });
     await limiter.consume('user-1', { cost: 5 });
     assert.deepEqual(requests, [
-      { scope: 'api', id: 'user-1', policies: [policy], cost: 2, dryRun: false },
-      { scope: 'api', id: '~yGh6CKpdbtIEQyj6aml6uOltw0K', policies: [policy], cost: 0, dryRun: true },
-      { scope: 'api', id: 'user-1', policies: [policy], cost: 5, dryRun: false },
+      {
+        scope: 'api',
+        id: 'user-1',
+        policies: [policy],
+        action: 'consume',
+        cost: 2,
+        lease: '',
+        maxDelayMs: 0,
+      },
+      {
+        scope: 'api',
+        id: '~yGh6CKpdbtIEQyj6aml6uOltw0K',
+        policies: [policy],
+        action: 'peek',
+        cost: 0,
+        lease: '',
+        maxDelayMs: 0,
+      },
+      {
+        scope: 'api',
+        id: 'user-1',
+        policies: [policy],
+        action: 'consume',
+        cost: 5,
+        lease: '',
+        maxDelayMs: 0,
+      },
     ]);
     // Absent rather than undefined: what `failOpen?: boolean` promises a store under exactOptionalPropertyTypes.
     assert.ok(requests.every((request) => !('failOpen' in request)));
@@ -163,7 +187,16 @@ describe('the request a limiter hands its store', () => {
       const { store, requests } = recordingStore();
       await createLimiter({ policy, store, scope: 'api', failOpen }).consume('u');
       assert.deepEqual(requests, [
-        { scope: 'api', id: 'u', policies: [policy], cost: 1, dryRun: false, failOpen },
+        {
+          scope: 'api',
+          id: 'u',
+          policies: [policy],
+          action: 'consume',
+          cost: 1,
+          lease: '',
+          maxDelayMs: 0,
+          failOpen,
+        },
       ]);
     }
   });

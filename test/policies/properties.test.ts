@@ -472,14 +472,14 @@ describe('evaluatePolicies over two policies', () => {
           t += step.gap;
           const where = `${a.description} + ${b.description}, step ${i} at ${t}`;
           const alone = policies.map((p, k) => p.evaluate(states[k], t, step.cost));
-          const both = evaluatePolicies(policies, states, t, step.cost, false);
+          const both = evaluatePolicies(policies, states, t, { action: 'consume', cost: step.cost });
           assert.equal(
             both.allowed,
             alone.every((x) => x.result.allowed),
             where,
           );
           assert.deepEqual(
-            evaluatePolicies(policies, states, t, step.cost, true).writes,
+            evaluatePolicies(policies, states, t, { action: 'peek', cost: step.cost }).writes,
             [],
             `${where} (dry run)`,
           );
@@ -499,7 +499,7 @@ describe('evaluatePolicies over two policies', () => {
             if (retries.every((r) => r >= 0)) {
               const wait = Math.max(...retries);
               assert.equal(
-                evaluatePolicies(policies, states, t + wait, step.cost, true).allowed,
+                evaluatePolicies(policies, states, t + wait, { action: 'peek', cost: step.cost }).allowed,
                 true,
                 where,
               );

@@ -19,7 +19,11 @@ const PLANTS = [
     from: 'if now >= start + window then start, count',
     to: 'if now > start + window then start, count',
   },
-  { kind: 'sliding-window', from: 'log[drop + 1] <= now - window', to: 'log[drop + 1] < now - window' },
+  {
+    kind: 'sliding-window',
+    from: 'log[drop + 1] <= now - window do drop = drop + 1 end\n    local used',
+    to: 'log[drop + 1] < now - window do drop = drop + 1 end\n    local used',
+  },
   {
     kind: 'sliding-window-counter',
     from: 'elseif now >= start + window then',

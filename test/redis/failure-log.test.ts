@@ -170,7 +170,7 @@ describe('the failure log of a RedisStore on a dead port', () => {
       breakerThreshold: 1,
       logger,
     });
-    const request = { scope: 'direct', id: 'k', policies: [yearly()], cost: 1, dryRun: false };
+    const request = { scope: 'direct', id: 'k', policies: [yearly()], cost: 1, action: 'consume' as const };
     // The limiter would refuse these policies at wire-up: only a direct call of the store reaches the fallback.
     const batched = await store.evaluate(request);
     assert.equal(store.breakerOpen, true);

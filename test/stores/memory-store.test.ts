@@ -65,7 +65,7 @@ describe('MemoryStore options', () => {
       id: 'x',
       policies: [perSecond('a'), perSecond('b')],
       cost: 1,
-      dryRun: false,
+      action: 'consume' as const,
     };
     assert.throws(() => store.evaluate(request), {
       code: 'ERR_TOLLGATE_CONFIG',
@@ -350,7 +350,7 @@ describe('MemoryStore bookkeeping', () => {
       ...base,
       evaluate: (state, nowMs, cost) => ({ ...base.evaluate(state, nowMs, cost), ttlMs: 0 }),
     };
-    store.evaluate({ scope: 's', id: 'x', policies: [restsAtOnce], cost: 1, dryRun: false });
+    store.evaluate({ scope: 's', id: 'x', policies: [restsAtOnce], cost: 1, action: 'consume' as const });
     assert.equal(store.size, 1);
     assert.deepEqual(await liveKeys(store), []);
     assert.equal(store.sweep(), 1);

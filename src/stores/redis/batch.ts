@@ -1,6 +1,7 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one script call, the reply read back.
 import { TollgateError } from '../../errors.js';
 import { bucketKey, memberOf } from '../../key.js';
+import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import type { StoreRequest, StoreResponse } from '../store.js';
 import { clusterSlot } from './cluster-slot.js';
@@ -47,10 +48,10 @@ export interface BatchOutcome {
   failed(call: FailedCall): void;
 }
 
-/** Decisions of one limiter waiting for the same script call. */
+/** Requests of one limiter and action waiting for the same script call. */
 interface Batch {
   readonly policies: readonly AnyPolicy[];
-  readonly dryRun: boolean;
+  readonly action: StoreAction;
   readonly nowMs: number | undefined;
   readonly shard: string;
   readonly decisions: Pending[];
@@ -69,11 +70,8 @@ export class Batcher {
   /** Decisions asked for during this turn of the event loop, by limiter and then by batch; sent when it ends. */
   #pending = new Map<readonly AnyPolicy[], Map<string, Batch>>();
   #flushScheduled = false;
-  /** Per limiter (its policies array is its own): ARGV up to the costs, for consume and for peek. */
-  readonly #constantArgs = new WeakMap<
-    readonly AnyPolicy[],
-    readonly [readonly string[], readonly string[]]
-  >();
+  /** Per limiter (its policies array is its own) and action: ARGV up to the first request's. */
+  readonly #constantArgs = new WeakMap<readonly AnyPolicy[], Map<StoreAction, readonly string[]>>();
 
   constructor(
     settings: BatchSettings,
@@ -89,16 +87,16 @@ export class Batcher {
 
   /**
    * Decisions of one limiter asked for in the same turn of the event loop share one script call; a batch is sent
-   * at the end of the turn, or as soon as it is full. A batch shares the dry-run flag, the clock reading and, in
-   * a cluster, the slot (one script's keys must share it).
+   * at the end of the turn, or as soon as it is full. A batch shares the action, the clock reading and, in a
+   * cluster, the slot (one script's keys must share it).
    */
   enqueue(pending: Pending): void {
     const { request } = pending;
     const nowMs = this.#settings.clock?.();
     const slot = this.#settings.cluster ? clusterSlot(pending.firstKey) : undefined;
     const variant =
-      request.dryRun || nowMs !== undefined || slot !== undefined
-        ? `${request.dryRun ? 1 : 0}:${nowMs ?? ''}:${slot ?? ''}`
+      request.action !== 'consume' || nowMs !== undefined || slot !== undefined
+        ? `${request.action}:${nowMs ?? ''}:${slot ?? ''}`
         : '';
     let batches = this.#pending.get(request.policies);
     if (batches === undefined) {
@@ -107,8 +105,8 @@ export class Batcher {
     }
     let batch = batches.get(variant);
     if (batch === undefined) {
-      const { policies, dryRun } = request;
-      batch = { policies, dryRun, nowMs, shard: pending.shard, decisions: [] };
+      const { policies, action } = request;
+      batch = { policies, action, nowMs, shard: pending.shard, decisions: [] };
       batches.set(variant, batch);
     }
     batch.decisions.push(pending);
@@ -156,17 +154,17 @@ export class Batcher {
   }
 
   /** The batch's script call: each decision's answer, or its error; rejects when the call as a whole failed. */
-  async #call({ decisions, policies, dryRun, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
+  async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
     const client = await this.#connection.forDecisions();
     const { keyPrefix } = this.#settings;
     const keys: string[] = [];
     const args = [nowMs === undefined ? '' : String(nowMs)];
-    args.push(...this.#constantArguments(policies, dryRun));
+    args.push(...this.#constantArguments(policies, action));
     for (const { request, firstKey } of decisions) {
       keys.push(firstKey);
       for (let i = 1; i < policies.length; i++)
         keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
-      args.push(String(request.cost));
+      args.push(String(request.cost), request.lease ?? '', String(request.maxDelayMs ?? 0));
     }
     const reply = await withTimeout(
       runScript(client, keys, args, this.#metrics),
@@ -176,22 +174,25 @@ export class Batcher {
     return parseReply(reply, decisions.length, policies.length);
   }
 
-  #constantArguments(policies: readonly AnyPolicy[], dryRun: boolean): readonly string[] {
-    let args = this.#constantArgs.get(policies);
-    if (args === undefined) {
-      const { ttlMs } = this.#settings;
-      args = [constantArguments(policies, ttlMs, false), constantArguments(policies, ttlMs, true)];
-      this.#constantArgs.set(policies, args);
+  #constantArguments(policies: readonly AnyPolicy[], action: StoreAction): readonly string[] {
+    let byAction = this.#constantArgs.get(policies);
+    if (byAction === undefined) {
+      byAction = new Map();
+      this.#constantArgs.set(policies, byAction);
     }
-    return args[dryRun ? 1 : 0];
+    let args = byAction.get(action);
+    if (args === undefined) {
+      args = constantArguments(policies, this.#settings.ttlMs, action);
+      byAction.set(action, args);
+    }
+    return args;
   }
 }
 
-/** Each decision's answer from the script's reply (see script.ts), or its error; a store error for anything else. */
+/** Each request's answer from the script's reply (see script.ts), or its error; a store error for anything else. */
 function parseReply(reply: unknown, decisions: number, policies: number): (StoreResponse | Error)[] {
-  // A single policy's decision is its own four figures; with several, `allowed` comes first.
-  const stride = policies === 1 ? 4 : 1 + 4 * policies;
-  const first = policies === 1 ? 0 : 1;
+  // Per request: allowed, delay, then four figures per policy.
+  const stride = 2 + 4 * policies;
   const malformed = () =>
     new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
   if (!Array.isArray(reply) || reply.length !== 1 + decisions * stride) throw malformed();
@@ -210,7 +211,7 @@ function parseReply(reply: unknown, decisions: number, policies: number): (Store
       continue;
     }
     const results: PolicyResult[] = [];
-    for (let i = at + first; i < at + stride; i += 4) {
+    for (let i = at + 2; i < at + stride; i += 4) {
       results.push({
         allowed: figure(i) === 1,
         remaining: figure(i + 1),
@@ -218,7 +219,11 @@ function parseReply(reply: unknown, decisions: number, policies: number): (Store
         retryAfterMs: figure(i + 3),
       });
     }
-    responses.push({ allowed: figure(at) === 1, results, nowMs });
+    const allowed = figure(at) === 1;
+    const delayMs = figure(at + 1);
+    responses.push(
+      delayMs === 0 ? { allowed, results, nowMs } : { allowed, results, nowMs: nowMs + delayMs, delayMs },
+    );
   }
   return responses;
 }

@@ -1,6 +1,6 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
 import { bucketKey, memberOf } from '../../key.js';
-import type { AnyPolicy } from '../../policies/policy.js';
+import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { checkRetentionCap } from '../retention.js';
 import type { Store, StoreRequest, StoreResponse } from '../store.js';
 import { Batcher, type Pending } from './batch.js';
@@ -67,7 +67,8 @@ export class RedisStore implements Store {
   async evaluate(request: StoreRequest): Promise<StoreResponse> {
     const { scope, id, policies } = request;
     const firstKey = this.keyPrefix + bucketKey(scope, id, memberOf(policies, 0));
-    if (!request.dryRun && this.#denials !== undefined) {
+    // Only a plain consume repeats a denial: a booking request may be admitted ahead, and a peek is a look.
+    if (request.action === 'consume' && !request.maxDelayMs && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
       if (cached !== undefined) {
         this.metrics.localDenials++;
@@ -144,26 +145,35 @@ export class RedisStore implements Store {
   async #probe(key: string): Promise<void> {
     const within = budget(this.#settings.commandTimeoutMs);
     const client = await this.#connection.ready(within());
-    const args = ['', ...constantArguments([], this.#settings.ttlMs, false)];
+    const args = ['', ...constantArguments([], this.#settings.ttlMs, 'consume')];
     await withTimeout(runScript(client, [key], args, this.metrics), within(), this.metrics);
   }
 
-  /** Redis decided: a denial is remembered until its retry time, an admission forgets the one remembered. */
+  /**
+   * Redis decided: a denial is remembered until its retry time, and anything else this process spent or gave back
+   * forgets the one remembered.
+   */
   #decided({ request, firstKey, resolve }: Pending, response: StoreResponse): void {
     this.metrics.decisions++;
-    if (!request.dryRun && this.#denials !== undefined) {
-      if (response.allowed) this.#denials.delete(firstKey);
-      else this.#denials.set(firstKey, request.cost, response, retryAfter(response));
+    if (request.action !== 'peek' && this.#denials !== undefined) {
+      if (request.action === 'consume' && !response.allowed)
+        this.#denials.set(firstKey, request.cost, response, retryAfter(request.policies, response));
+      else this.#denials.delete(firstKey);
     }
     resolve(response);
   }
 }
 
-/** The wait that binds a denial: the longest among its policies, or -1 when one of them can never pass. */
-function retryAfter(response: StoreResponse): number {
+/**
+ * The wait that binds a denial: the longest among its policies, or -1 when one of them can never pass. A full
+ * concurrency limit is not remembered (0): a release anywhere frees a slot before its retry time.
+ */
+function retryAfter(policies: readonly AnyPolicy[], response: StoreResponse): number {
   let wait = 0;
-  for (const { allowed, retryAfterMs } of response.results) {
+  for (let i = 0; i < response.results.length; i++) {
+    const { allowed, retryAfterMs } = response.results[i] as PolicyResult;
     if (allowed) continue;
+    if ((policies[i] as AnyPolicy).kind === 'concurrency') return 0;
     if (retryAfterMs < 0) return -1;
     wait = Math.max(wait, retryAfterMs);
   }

@@ -2,19 +2,20 @@
 // batch of decisions, each the twin of `evaluatePolicies` (with a short path for the common single-policy limiter).
 import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
+import type { StoreAction } from '../../policies/evaluate.js';
 import { policyLua } from '../../policies/index.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import type { ScriptClient } from './client.js';
 
 /**
- * A batch: decisions of one limiter (same policies, same dry-run flag), each on its own keys.
- * KEYS: every decision's keys (one per policy), decision after decision.
- * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), '1' for a dry
- *       run, the number of policies, each policy's kind and its two arguments, then one cost per decision. With
+ * A batch: requests of one limiter (same policies, same action), each on its own keys.
+ * KEYS: every request's keys (one per policy), request after request.
+ * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
+ *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
+ *       arguments, then per request its cost, its lease ('' for none) and how far ahead it may be booked (ms). With
  *       no policies the call is a probe of the node that owns KEYS[1] (it writes and deletes that key).
- * Reply: { now, then per decision: allowed, then per policy: allowed, remaining, resetMs, retryAfterMs }, where
- *        a single policy's decision is only its four figures; a decision that raised an error (a key of another
- *        type, say) has the message in its first place.
+ * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
+ *        a request that raised an error (a key of another type, say) has the message in its first place.
  *
  * The script reads TIME once, so every decision of a batch is made at one instant (TIME itself moves on during a
  * call: measured on Redis 7.0), and scripts replicate by their effects (the only way since Redis 7), so replicas
@@ -64,37 +65,101 @@ for k = 1, per do
   specs[k] = { policy = policies[ARGV[at]] or define(ARGV[at]), a = tonumber(ARGV[at + 1]), b = tonumber(ARGV[at + 2]) }
 end
 
--- Decision d, on KEYS[(d - 1) * per + 1 ..]: allowed, then per policy its four figures (allowed first, so a
--- single policy's figures are the whole answer).
-local function decide(d)
-  local base, cost = (d - 1) * per, tonumber(ARGV[6 + 3 * per + d])
-  if per == 1 then
-    local s, key = specs[1], KEYS[d]
-    local ok, remaining, reset, retry, next, rest = s.policy.decide(s.policy.load(key), now, cost, s.a, s.b)
-    if ok == 1 and not dry and cost > 0 and next then s.policy.save(key, next, ttl_of(rest)) end
-    return ok, remaining, reset, retry
+local function save(k, key, e, delay)
+  if e[5] then
+    local rest = e[6]
+    if rest >= 0 then rest = rest + delay end
+    specs[k].policy.save(key, e[5], ttl_of(rest))
   end
-  local evaluated, allowed = {}, 1
+end
+
+-- A denied request that may wait, booked at the instant every policy admits it (all reservable), or nil.
+local function book(base, states, evaluated, cost, lease, max_delay)
+  local delay = 0
+  for k = 1, per do
+    local retry = evaluated[k][4]
+    if not specs[k].policy.reservable or retry < 0 then return nil end
+    delay = math.max(delay, retry)
+  end
+  if delay > max_delay then return nil end
+  local later = {}
   for k = 1, per do
     local s = specs[k]
-    local state = s.policy.load(KEYS[base + k])
-    local ok, remaining, reset, retry, next, rest = s.policy.decide(state, now, cost, s.a, s.b)
-    evaluated[k] = { state = state, next = next, rest = rest, result = { ok, remaining, reset, retry } }
-    if ok == 0 then allowed = 0 end
+    later[k] = { s.policy.decide(states[k], now + delay, cost, s.a, s.b, lease) }
+    if later[k][1] == 0 then return nil end
   end
-  local out = {}
+  local out = { 1, delay }
+  for k = 1, per do
+    save(k, KEYS[base + k], later[k], delay)
+    for j = 1, 4 do out[#out + 1] = later[k][j] end
+  end
+  return out
+end
+
+-- A consume or a peek, the twin of evaluatePolicies: allowed, delay, then each policy's four figures.
+local function evaluate(base, cost, lease, max_delay)
+  local states, evaluated, allowed = {}, {}, 1
+  for k = 1, per do
+    local s = specs[k]
+    states[k] = s.policy.load(KEYS[base + k])
+    evaluated[k] = { s.policy.decide(states[k], now, cost, s.a, s.b, lease) }
+    if evaluated[k][1] == 0 then allowed = 0 end
+  end
+  if allowed == 0 and max_delay > 0 and action == 'c' then
+    local booked = book(base, states, evaluated, cost, lease, max_delay)
+    if booked then return unpack(booked) end
+  end
+  local out = { allowed, 0 }
   for k = 1, per do
     local s, e = specs[k], evaluated[k]
-    local result = e.result
-    if allowed == 1 and not dry and cost > 0 and e.next then
-      s.policy.save(KEYS[base + k], e.next, ttl_of(e.rest))
-    elseif allowed == 0 and result[1] == 1 then
-      -- Nothing was spent here after all: report this policy's unspent view.
-      result = { s.policy.decide(e.state, now, 0, s.a, s.b) }
+    if allowed == 1 then
+      if not dry and cost > 0 then save(k, KEYS[base + k], e, 0) end
+    elseif e[1] == 1 then
+      if action == 'c' and max_delay == 0 and s.policy.on_denial then
+        -- An open lockout starts its block on a denial.
+        e = { s.policy.on_denial(states[k], now, s.a, s.b) }
+        save(k, KEYS[base + k], e, 0)
+      else
+        -- Nothing was spent here after all: report this policy's unspent view.
+        e = { s.policy.decide(states[k], now, 0, s.a, s.b, lease) }
+      end
     end
-    for j = 1, 4 do out[#out + 1] = result[j] end
+    for j = 1, 4 do out[#out + 1] = e[j] end
   end
-  return allowed, unpack(out)
+  return unpack(out)
+end
+
+-- A refund or a block: each policy's view before it, then its change.
+local function change(base, cost, lease)
+  local out = { 1, 0 }
+  for k = 1, per do
+    local s, key = specs[k], KEYS[base + k]
+    local state = s.policy.load(key)
+    local e = { s.policy.decide(state, now, 0, s.a, s.b, '') }
+    for j = 1, 4 do out[#out + 1] = e[j] end
+    local next, rest
+    if action == 'r' then
+      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease)
+    elseif s.policy.block then
+      next, rest = s.policy.block(state, now, cost)
+    end
+    if next then s.policy.save(key, next, ttl_of(rest)) end
+  end
+  return unpack(out)
+end
+
+-- Request d, on KEYS[(d - 1) * per + 1 ..], with a short path for the common lone policy decided at once.
+local function decide(d)
+  local base, at = (d - 1) * per, 4 + 3 * per + 3 * d
+  local cost, lease, max_delay = tonumber(ARGV[at]), ARGV[at + 1], tonumber(ARGV[at + 2])
+  if action == 'r' or action == 'b' then return change(base, cost, lease) end
+  if per == 1 and max_delay == 0 then
+    local s, key = specs[1], KEYS[d]
+    local ok, remaining, reset, retry, next, rest = s.policy.decide(s.policy.load(key), now, cost, s.a, s.b, lease)
+    if ok == 1 and not dry and cost > 0 and next then s.policy.save(key, next, ttl_of(rest)) end
+    return ok, 0, ok, remaining, reset, retry
+  end
+  return evaluate(base, cost, lease, max_delay)
 end
 
 local reply = { now }
@@ -105,9 +170,9 @@ local function append(done, ...)
   end
   local err = ...
   reply[#reply + 1] = type(err) == 'table' and tostring(err.err) or tostring(err)
-  for i = 1, per == 1 and 3 or 4 * per do reply[#reply + 1] = 0 end
+  for i = 1, 1 + 4 * per do reply[#reply + 1] = 0 end
 end
--- Each decision fails alone: one client's broken key must not fail the others batched with it.
+-- Each request fails alone: one client's broken key must not fail the others batched with it.
 for d = 1, #KEYS / per do append(pcall(decide, d)) end
 return reply
 `;
@@ -118,7 +183,8 @@ return reply
  * each failure would count against the shard's circuit breaker.
  */
 const STATE_LUA = `
-local dry = ARGV[5] == '1'
+local action = ARGV[5]
+local dry = action == 'p'
 -- A peek writes nothing, not even the removal of a foreign key.
 local function forget(key)
   if not dry then redis.call('DEL', key) end
@@ -143,15 +209,26 @@ end
 export const SCRIPT = ['local policies = {}', integerLua, STATE_LUA, MAIN].join('\n');
 export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
-/** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter on one store. */
+/** The script's name for each action. */
+const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
+  consume: 'c',
+  peek: 'p',
+  refund: 'r',
+  block: 'b',
+};
+
+/** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
 export function constantArguments(
   policies: readonly AnyPolicy[],
   ttlMs: readonly number[],
-  dryRun: boolean,
+  action: StoreAction,
 ): string[] {
-  return [...ttlMs, dryRun ? 1 : 0, policies.length, ...policies.flatMap((p) => [p.kind, ...p.args])].map(
-    String,
-  );
+  return [
+    ...ttlMs.map(String),
+    ACTION_CODES[action],
+    String(policies.length),
+    ...policies.flatMap((p) => [p.kind, ...p.args.map(String)]),
+  ];
 }
 
 /**
