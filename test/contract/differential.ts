@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { toDecision } from '../../src/decision.js';
 import {
   type AnyPolicy,
+  concurrency,
   createLimiter,
   type Decision,
   fixedWindow,
@@ -15,7 +17,10 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { encodeIdentifier } from '../../src/key.js';
+import { lockout } from '../../src/policies/lockout.js';
 import type { RedisStore, RedisStoreOptions } from '../../src/stores/redis/index.js';
+import type { Store } from '../../src/stores/store.js';
 import { TestClock } from './store-contract.js';
 
 /** What the differential needs from the store it is given; the target spreads these into its RedisStore. */
@@ -32,6 +37,8 @@ export interface RedisFixture {
 
 const limit = fc.integer({ min: 0, max: 12 });
 const windowMs = fc.integer({ min: 1, max: 20_000 });
+const max = fc.integer({ min: 0, max: 4 });
+const leaseMs = fc.integer({ min: 1, max: 20_000 });
 const policyOf: Record<string, fc.Arbitrary<AnyPolicy[]>> = {
   'token-bucket': fc
     .record({ capacity: limit, refillPerSecond: fc.constantFrom(0, 0.25, 0.5, 1, 3, 7, 1000, 4000) })
@@ -45,7 +52,34 @@ const policyOf: Record<string, fc.Arbitrary<AnyPolicy[]>> = {
       tokenBucket({ capacity: o.capacity, refillPerSecond: 2, name: 'burst' }),
       slidingWindowCounter({ limit: o.limit, windowMs: o.windowMs, name: 'sustained' }),
     ]),
+  concurrency: fc.record({ max, leaseMs }).map((o) => [concurrency(o)]),
+  'in-flight+rate': fc
+    .record({ max, leaseMs, limit, windowMs })
+    .map((o) => [
+      concurrency({ max: o.max, leaseMs: o.leaseMs, name: 'in-flight' }),
+      fixedWindow({ limit: o.limit, windowMs: o.windowMs, name: 'rate' }),
+    ]),
 };
+
+/** A limiter's lockout: none most of the time, manual blocks only, or a block after each denial. */
+const blockMs = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 20_000 }) },
+);
+
+/**
+ * What a step does: mostly spend, and now and then each other operation. `book` is a consume that may be booked
+ * ahead (what `wait` sends), asked of the store directly, since `wait` itself sleeps on real timers.
+ */
+type Operation = 'consume' | 'peek' | 'refund' | 'release' | 'block' | 'unblock' | 'book';
+const operation = fc.oneof(
+  { weight: 8, arbitrary: fc.constant<Operation>('consume') },
+  ...(['peek', 'refund', 'release', 'block', 'unblock', 'book'] as const).map((op) => ({
+    weight: op === 'peek' ? 2 : 1,
+    arbitrary: fc.constant<Operation>(op),
+  })),
+);
 
 /**
  * Where the next request arrives. `random`: a random step. The others aim at the instants where a state changes,
@@ -70,21 +104,54 @@ const step = fc.record({
   id: fc.constantFrom('a', 'b', '{c}'),
   // Spending nothing, a few units, and more than a small limit holds (a denial that no wait cures).
   cost: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 14 })),
-  peek: fc.boolean(),
+  op: operation,
+  /** A block's length, or how far ahead a booking may go. */
+  ms: fc.integer({ min: 1, max: 30_000 }),
 });
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
 
-/** A random limiter and a trace of requests against it. */
-export function traces(kind?: keyof typeof policyOf): fc.Arbitrary<[AnyPolicy[], Step[]]> {
-  const policy =
-    kind === undefined ? fc.oneof(...Object.values(policyOf)) : (policyOf[kind] as fc.Arbitrary<AnyPolicy[]>);
-  return fc.tuple(policy, fc.array(step, { minLength: 1, maxLength: 40 }));
+/** A random limiter (its policies and lockout) and a trace of requests against it. */
+export interface Trace {
+  readonly policies: AnyPolicy[];
+  readonly blockMs: number | undefined;
+  readonly steps: Step[];
 }
 
-/** Per client: the memory engine's last decision and the instants its requests were admitted. */
+export function traces(
+  kind?: keyof typeof policyOf,
+  { withLockout = kind === undefined }: { withLockout?: boolean } = {},
+): fc.Arbitrary<Trace> {
+  const policy =
+    kind === undefined ? fc.oneof(...Object.values(policyOf)) : (policyOf[kind] as fc.Arbitrary<AnyPolicy[]>);
+  return fc.record({
+    policies: policy,
+    // A named kind is a plant's target: its trace stays about that kind alone unless the plant is in the lockout.
+    blockMs: withLockout ? blockMs : fc.constant(undefined),
+    steps: fc.array(step, { minLength: 1, maxLength: 40 }),
+  });
+}
+
+/** The two engines' limiters for one trace, on one clock. */
+export function limiters(
+  trace: Trace,
+  scope: string,
+  clock: TestClock,
+  remoteStore: Store,
+): [Limiter, Limiter] {
+  const options = trace.blockMs === undefined ? {} : { blockMs: trace.blockMs };
+  const memoryStore = new MemoryStore({ clock: clock.read, autoCleanup: false });
+  return [
+    createLimiter({ policy: trace.policies, scope, store: memoryStore, ...options }),
+    createLimiter({ policy: trace.policies, scope, store: remoteStore, ...options }),
+  ];
+}
+
+/** Per client: the memory engine's last decision, the instants its requests were admitted, and the slots held. */
 interface Seen {
   last?: Decision;
   admitted: number[];
+  /** Each admission holding a concurrency slot: both engines' decisions, to release together. */
+  held: [Decision, Decision][];
 }
 
 /** The clock for the next step: aimed at an instant where a state changes, or a random step. */
@@ -108,9 +175,10 @@ function nextNow(
 }
 
 /** Everything a client or a header could observe, with the policy objects reduced to their names. */
-function observable(decision: Decision) {
+function observable({ release, ...decision }: Decision) {
   return {
     ...decision,
+    releasable: release !== undefined,
     policies: decision.policies.map(({ policy, ...result }) => ({ ...result, name: policy.name })),
     draft6: rateLimitHeaders(decision, 'draft-6'),
     draft10: rateLimitHeaders(decision, 'draft-10'),
@@ -119,29 +187,89 @@ function observable(decision: Decision) {
 
 /**
  * Plays a trace through both limiters on one clock and fails at the first decision on which they differ. Every
- * figure must be a whole number: a NaN or a fraction would be a bug even where both engines agree on it.
+ * figure must be a whole number: a NaN or a fraction would be a bug even where both engines agree on it. After a
+ * step that answers nothing (a refund, a release, a block), a peek at the client must agree.
  */
 export async function replay(
   clock: TestClock,
   memory: Limiter,
   remote: Limiter,
-  steps: readonly Step[],
+  trace: Trace,
 ): Promise<void> {
   const seen = new Map<string, Seen>();
-  for (const s of steps) {
-    const client = seen.get(s.id) ?? { admitted: [] };
+  for (const s of trace.steps) {
+    const client = seen.get(s.id) ?? { admitted: [], held: [] };
     seen.set(s.id, client);
     clock.now = nextNow(clock.now, s, client, memory.policies);
-    const options = { cost: s.cost };
-    const [m, r] = s.peek
-      ? [await memory.peek(s.id, options), await remote.peek(s.id, options)]
-      : [await memory.consume(s.id, options), await remote.consume(s.id, options)];
-    assert.deepEqual(observable(r), observable(m));
+    const pair = await play(s, client, memory, remote, trace);
+    const [m, r] = pair ?? [await memory.peek(s.id), await remote.peek(s.id)];
+    assert.deepEqual(observable(r), observable(m), `${s.op} ${s.id} at ${clock.now}`);
     for (const figure of [m.remaining, m.resetMs, m.retryAfterMs ?? 0, ...m.policies.map((p) => p.resetMs)])
       assert.ok(Number.isSafeInteger(figure) && figure >= -1, `a whole figure, not ${figure}`);
+    if (pair === undefined) continue;
     client.last = m;
-    if (m.allowed && !s.peek && s.cost > 0) client.admitted.push(clock.now);
+    if (m.allowed && s.op !== 'peek' && s.cost > 0) {
+      client.admitted.push(m.nowMs);
+      if (m.release !== undefined) client.held.push(pair);
+    }
   }
+}
+
+/** One step on both engines: the two decisions it answers with, or undefined for a step that answers none. */
+async function play(
+  s: Step,
+  client: Seen,
+  memory: Limiter,
+  remote: Limiter,
+  trace: Trace,
+): Promise<[Decision, Decision] | undefined> {
+  const options = { cost: s.cost };
+  switch (s.op) {
+    case 'consume':
+      return [await memory.consume(s.id, options), await remote.consume(s.id, options)];
+    case 'peek':
+      return [await memory.peek(s.id, options), await remote.peek(s.id, options)];
+    case 'book':
+      return [await book(memory, trace, s), await book(remote, trace, s)];
+    case 'refund':
+      await memory.refund(s.id, options);
+      await remote.refund(s.id, options);
+      return undefined;
+    case 'release': {
+      const held = client.held.splice(s.pick % Math.max(1, client.held.length), 1)[0];
+      await held?.[0].release?.();
+      await held?.[1].release?.();
+      return undefined;
+    }
+    case 'block':
+    case 'unblock':
+      // Without a lockout both refuse, which the limiter's own tests cover.
+      if (trace.blockMs === undefined) return undefined;
+      if (s.op === 'block') {
+        await memory.block(s.id, s.ms);
+        await remote.block(s.id, s.ms);
+      } else {
+        await memory.unblock(s.id);
+        await remote.unblock(s.id);
+      }
+      return undefined;
+  }
+}
+
+/** A consume that may be booked up to `ms` ahead, asked of the limiter's store as `wait` asks it. */
+async function book(limiter: Limiter, trace: Trace, s: Step): Promise<Decision> {
+  const policies =
+    trace.blockMs === undefined ? limiter.policies : [...limiter.policies, lockout(trace.blockMs)];
+  const response = await limiter.store.evaluate({
+    scope: limiter.scope,
+    id: encodeIdentifier(s.id),
+    policies,
+    action: 'consume',
+    cost: s.cost,
+    lease: '',
+    maxDelayMs: s.ms,
+  });
+  return toDecision(policies, response);
 }
 
 export function runDifferential(
@@ -169,15 +297,9 @@ export function runDifferential(
       });
       const redis = fixture.store;
       await fc.assert(
-        fc.asyncProperty(traces(), async ([policies, steps]) => {
-          const scope = `diff-${run}-${++played}`;
-          const memory = createLimiter({
-            policy: policies,
-            scope,
-            store: new MemoryStore({ clock: clock.read, autoCleanup: false }),
-          });
-          const remote = createLimiter({ policy: policies, scope, store: redis });
-          await replay(clock, memory, remote, steps);
+        fc.asyncProperty(traces(), async (trace) => {
+          const [memory, remote] = limiters(trace, `diff-${run}-${++played}`, clock, redis);
+          await replay(clock, memory, remote, trace);
         }),
         { numRuns },
       );

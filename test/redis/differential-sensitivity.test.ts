@@ -4,10 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { createLimiter, MemoryStore } from '../../src/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { SCRIPT } from '../../src/stores/redis/script.js';
-import { replay, traces } from '../contract/differential.js';
+import { limiters, replay, traces } from '../contract/differential.js';
 import { TestClock } from '../contract/store-contract.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
@@ -30,7 +29,36 @@ const PLANTS = [
     to: 'elseif now > start + window then',
   },
   { kind: 'token-bucket', from: 'if next - tau <= now then', to: 'if next - tau < now then' },
-] as const;
+  { kind: 'concurrency', from: 'if held + takes <= max then', to: 'if held + takes < max then' },
+  {
+    kind: 'token-bucket',
+    twin: 'token-bucket refund',
+    from: 'local next = math.max(now, tat - cost * step)',
+    to: 'local next = math.max(now, tat - (cost - 1) * step)',
+  },
+  {
+    kind: 'fixed-window',
+    twin: 'fixed-window refund',
+    from: 'return { start, math.max(0, count - cost) }',
+    to: 'return { start, math.max(0, count - cost + 1) }',
+  },
+  {
+    kind: 'token-bucket',
+    twin: 'lockout',
+    lockout: true,
+    from: 'if block_ms > 0 then ends = now_ms + block_ms end',
+    to: 'if block_ms > 0 then ends = now_ms + block_ms - 1 end',
+  },
+] as const satisfies readonly Plant[];
+
+interface Plant {
+  readonly kind: string;
+  /** What the plant is in, when not the kind's own decision. */
+  readonly twin?: string;
+  readonly lockout?: boolean;
+  readonly from: string;
+  readonly to: string;
+}
 
 /** An ioredis client whose every script call runs `script` instead of the store's own. */
 function plantedClient(client: Redis, script: string): Redis {
@@ -52,8 +80,9 @@ describeWithRedis('the differential generator against planted bugs', () => {
   });
   after(async () => server.stop());
 
-  for (const { kind, from, to } of PLANTS) {
-    it(`finds an off-by-one planted in the ${kind} twin`, async () => {
+  for (const plant of PLANTS as readonly Plant[]) {
+    const { kind, from, to } = plant;
+    it(`finds an off-by-one planted in the ${plant.twin ?? kind} twin`, async () => {
       assert.equal(SCRIPT.split(from).length, 2, `the plant's text occurs once in the script: ${from}`);
       const client = new Redis(server.url);
       const clock = new TestClock();
@@ -67,18 +96,17 @@ describeWithRedis('the differential generator against planted bugs', () => {
       try {
         // A fixed seed keeps the test deterministic; the note in docs/testing.md gives the rates over random seeds.
         const outcome = await fc.check(
-          fc.asyncProperty(traces(kind), async ([policies, steps]) => {
-            const scope = `${kind}-${++played}`;
-            const memory = createLimiter({
-              policy: policies,
-              scope,
-              store: new MemoryStore({ clock: clock.read, autoCleanup: false }),
-            });
-            await replay(clock, memory, createLimiter({ policy: policies, scope, store }), steps);
+          fc.asyncProperty(traces(kind, { withLockout: plant.lockout ?? false }), async (trace) => {
+            const [memory, remote] = limiters(trace, `${kind}-${++played}`, clock, store);
+            await replay(clock, memory, remote, trace);
           }),
           { numRuns: 300, seed: 20261130, endOnFailure: true },
         );
-        assert.equal(outcome.failed, true, `no trace of 300 told the planted ${kind} twin apart`);
+        assert.equal(
+          outcome.failed,
+          true,
+          `no trace of 300 told the planted ${plant.twin ?? kind} twin apart`,
+        );
         assert.equal(store.metrics.degradedAllowed + store.metrics.degradedDenied, 0);
       } finally {
         await store.close();
