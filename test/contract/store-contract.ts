@@ -13,6 +13,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { shapingContract } from './store-contract-shaping.js';
 
 export interface StoreFixture {
   readonly store: Store;
@@ -65,6 +66,7 @@ export function runStoreContract(
     const limiter = async (policy: AnyPolicy | AnyPolicy[]): Promise<Limiter> =>
       createLimiter({ policy, store: await store(), scope: uniqueScope() });
     after(async () => fixture?.close());
+    shapingContract(store, clock);
 
     for (const [label, make] of Object.entries(POLICIES)) {
       describe(label, () => {

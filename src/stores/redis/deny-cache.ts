@@ -65,6 +65,11 @@ export class DenyCache {
     this.#entries.delete(key);
   }
 
+  /** Forgets every denial whose key starts with `prefix` (all of one identifier's keys): a scan, for rare resets. */
+  deleteStartingWith(prefix: string): void {
+    for (const key of this.#entries.keys()) if (key.startsWith(prefix)) this.#entries.delete(key);
+  }
+
   /** Drops expired entries, and if that is not enough the oldest half: the cache is an optimisation only. */
   #evict(): void {
     const now = this.#now();

@@ -99,7 +99,13 @@ export class RedisStore implements Store {
   /** Forgets the given keys; rejects (`ERR_TOLLGATE_TIMEOUT`) when Redis has not done so within `commandTimeoutMs`. */
   async reset(keys: readonly string[]): Promise<void> {
     this.#degraded.reset(keys);
-    for (const key of keys) this.#denials?.delete(this.keyPrefix + key);
+    for (const key of keys) {
+      this.#denials?.delete(this.keyPrefix + key);
+      // A denial is remembered under the identifier's first key; resetting another of its keys (lifting a
+      // lockout) must forget it too.
+      if (key.startsWith('{'))
+        this.#denials?.deleteStartingWith(this.keyPrefix + key.slice(0, key.indexOf('}') + 1));
+    }
     const within = budget(this.#settings.commandTimeoutMs);
     const client = await this.#connection.ready(within());
     // One DEL per key: a multi-key DEL would fail across cluster slots.

@@ -1,0 +1,204 @@
+// The store contract's part beyond counting: refunds, concurrency slots, lockouts and booked admissions.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { toDecision } from '../../src/decision.js';
+import {
+  type AnyPolicy,
+  concurrency,
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  type Limiter,
+  type LimiterOptions,
+  rateLimitHeaders,
+  type Store,
+  slidingWindow,
+  slidingWindowCounter,
+  tokenBucket,
+} from '../../src/index.js';
+import { encodeIdentifier } from '../../src/key.js';
+import type { TestClock } from './store-contract.js';
+
+const RATE_POLICIES: Record<string, () => AnyPolicy> = {
+  'token bucket': () => tokenBucket({ capacity: 5, refillPerSecond: 1 }),
+  'fixed window': () => fixedWindow({ limit: 5, windowMs: '10s' }),
+  'sliding window': () => slidingWindow({ limit: 5, windowMs: '10s' }),
+  'sliding window counter': () => slidingWindowCounter({ limit: 5, windowMs: '10s' }),
+};
+
+let scopes = 0;
+
+export function shapingContract(store: () => Promise<Store>, clock: TestClock): void {
+  const limiter = async (policy: AnyPolicy | AnyPolicy[], options: Partial<LimiterOptions> = {}) =>
+    createLimiter({ policy, store: await store(), scope: `shaping-${process.pid}-${++scopes}`, ...options });
+
+  describe('refunds', () => {
+    for (const [label, make] of Object.entries(RATE_POLICIES)) {
+      it(`${label}: gives back exactly what was spent, never past a full quota`, async () => {
+        const l = await limiter(make());
+        assert.equal((await l.consume('r', { cost: 4 })).remaining, 1);
+        await l.refund('r', { cost: 3 });
+        assert.equal((await l.peek('r', { cost: 0 })).remaining, 4);
+        await l.refund('r', { cost: 10 });
+        assert.equal((await l.peek('r', { cost: 0 })).remaining, 5, 'never above the quota');
+        assert.equal((await l.consume('r', { cost: 5 })).allowed, true);
+        assert.equal((await l.consume('r')).allowed, false);
+        await l.refund('never-seen');
+        assert.equal(
+          (await l.peek('never-seen', { cost: 0 })).remaining,
+          5,
+          'nothing to give back to a client at rest',
+        );
+      });
+    }
+
+    for (const label of ['fixed window', 'sliding window counter']) {
+      it(`${label}: a refund into a window that has rolled over changes nothing`, async () => {
+        const l = await limiter((RATE_POLICIES[label] as () => AnyPolicy)());
+        await l.consume('late', { cost: 5 });
+        clock.now += 10_000;
+        const before = await l.peek('late');
+        await l.refund('late', { cost: 5 });
+        assert.deepEqual(figures(await l.peek('late')), figures(before));
+      });
+    }
+  });
+
+  describe('concurrency', () => {
+    it('holds at most max slots, frees one on release (twice is harmless), and tells no fresh quota', async () => {
+      const l = await limiter(concurrency({ max: 2, leaseMs: '30s' }));
+      const [a, b] = [await l.consume('c'), await l.consume('c')];
+      assert.deepEqual([a.allowed, a.remaining, b.allowed, b.remaining], [true, 1, true, 0]);
+      const denied = await l.consume('c');
+      assert.equal(denied.allowed, false);
+      assert.equal(denied.release, undefined, 'a denial holds nothing to release');
+      assert.equal(denied.retryAfterMs, 30_000, 'at the latest when the oldest lease expires');
+      await a.release?.();
+      await a.release?.();
+      const c = await l.consume('c');
+      assert.equal(c.allowed, true, 'the released slot is free');
+      assert.equal((await l.consume('c')).allowed, false, 'and only that one: releasing twice freed one');
+      assert.match(rateLimitHeaders(c, 'draft-10')['RateLimit-Policy'] ?? '', /qu="concurrent-requests"/);
+    });
+
+    it('frees a slot whose lease expired on the store clock, to the millisecond', async () => {
+      const l = await limiter(concurrency({ max: 1, leaseMs: 1000 }));
+      assert.equal((await l.consume('dies')).allowed, true);
+      clock.now += 999;
+      assert.equal((await l.consume('dies')).retryAfterMs, 1);
+      clock.now += 1;
+      assert.equal((await l.consume('dies')).allowed, true);
+    });
+
+    it('never admits more than max under concurrent requests', async () => {
+      const l = await limiter(concurrency({ max: 3, leaseMs: '1m' }));
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => l.consume('hot')));
+      assert.equal(decisions.filter((d) => d.allowed).length, 3);
+    });
+
+    it('a denial by a rate policy spends nothing from the concurrency limit beside it, nor from a burst', async () => {
+      const l = await limiter([
+        tokenBucket({ capacity: 3, refillPerSecond: 1, name: 'burst' }),
+        fixedWindow({ limit: 2, windowMs: '1d', name: 'daily' }),
+        concurrency({ max: 5, leaseMs: '1m', name: 'in-flight' }),
+      ]);
+      await l.consume('d');
+      await l.consume('d');
+      for (let i = 0; i < 3; i++) assert.equal((await l.consume('d')).allowed, false);
+      const view = await l.peek('d', { cost: 0 });
+      const remaining = (name: string) => view.policies.find((p) => p.policy.name === name)?.remaining;
+      assert.deepEqual([remaining('burst'), remaining('in-flight')], [1, 3]);
+    });
+  });
+
+  describe('lockouts', () => {
+    it('a denial locks out for blockMs, even once the bucket refilled, and Retry-After covers the block', async () => {
+      const l = await limiter(tokenBucket({ capacity: 2, refillPerSecond: 1 }), { blockMs: 60_000 });
+      await l.consume('b', { cost: 2 });
+      const denied = await l.consume('b');
+      assert.deepEqual([denied.allowed, denied.blocked, denied.retryAfterMs], [false, true, 60_000]);
+      assert.equal(rateLimitHeaders(denied)['Retry-After'], '60');
+      clock.now += 59_999;
+      const still = await l.consume('b');
+      assert.deepEqual(
+        [still.allowed, still.blocked, still.retryAfterMs, still.remaining],
+        [false, true, 1, 0],
+      );
+      clock.now += 1;
+      assert.equal((await l.consume('b')).allowed, true, 'the block is over, and it spent nothing');
+      assert.equal((await l.peek('b', { cost: 0 })).remaining, 1);
+    });
+
+    it('block() extends and never shortens; unblock() lifts it; blockMs 0 blocks only on request', async () => {
+      const l = await limiter(fixedWindow({ limit: 1, windowMs: '1s' }), { blockMs: 0 });
+      await l.consume('m');
+      assert.equal((await l.consume('m')).blocked, undefined, 'blockMs 0 starts no block');
+      await l.block('m', '10s');
+      await l.block('m', 1000);
+      clock.now += 5000;
+      assert.deepEqual(figures(await l.consume('m')), {
+        allowed: false,
+        remaining: 0,
+        resetMs: 5000,
+        retryAfterMs: 5000,
+      });
+      await l.unblock('m');
+      assert.equal((await l.consume('m')).allowed, true);
+    });
+
+    it('a blocked peek writes nothing and reports the block', async () => {
+      const l = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 1 }), { blockMs: 5000 });
+      await l.consume('p');
+      await l.consume('p');
+      assert.equal((await l.peek('p')).retryAfterMs, 5000);
+      clock.now += 5000;
+      assert.equal((await l.peek('p')).allowed, true);
+    });
+  });
+
+  describe('booked admissions', () => {
+    it('books waiters on a token bucket first come, first served, one interval apart', async () => {
+      const l = await limiter(tokenBucket({ capacity: 1, refillPerSecond: 10 }));
+      await l.consume('q');
+      const booked: Decision[] = [];
+      for (let i = 0; i < 3; i++) booked.push(await book(l, 'q', 1000));
+      assert.deepEqual(
+        booked.map((d) => [d.allowed, d.delayMs, d.nowMs - clock.now]),
+        [
+          [true, 100, 100],
+          [true, 200, 200],
+          [true, 300, 300],
+        ],
+      );
+      const tooFar = await book(l, 'q', 350);
+      assert.deepEqual([tooFar.allowed, tooFar.retryAfterMs], [false, 400]);
+      assert.equal((await l.consume('q')).allowed, false, 'a plain request queues behind the booked ones');
+    });
+
+    it('books nothing on a window: it is asked again at its retry time', async () => {
+      const l = await limiter(fixedWindow({ limit: 1, windowMs: '1s' }));
+      await l.consume('w');
+      const decision = await book(l, 'w', 10_000);
+      assert.deepEqual([decision.allowed, decision.delayMs, decision.retryAfterMs], [false, undefined, 1000]);
+    });
+  });
+}
+
+/** What a client is told, without the per-policy detail. */
+function figures({ allowed, remaining, resetMs, retryAfterMs }: Decision) {
+  return { allowed, remaining, resetMs, retryAfterMs };
+}
+
+/** A consume that may be booked up to `maxDelayMs` ahead, as `wait` asks it of the store. */
+async function book(l: Limiter, identifier: string, maxDelayMs: number): Promise<Decision> {
+  const response = await l.store.evaluate({
+    scope: l.scope,
+    id: encodeIdentifier(identifier),
+    policies: l.policies,
+    action: 'consume',
+    cost: 1,
+    lease: '',
+    maxDelayMs,
+  });
+  return toDecision(l.policies, response);
+}
