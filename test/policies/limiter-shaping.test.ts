@@ -1,0 +1,182 @@
+// The limiter's shaping API: blockMs and block()/unblock(), refund(), decision.release(), and their refusals.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  concurrency,
+  createLimiter,
+  fixedWindow,
+  type Store,
+  TollgateError,
+  tokenBucket,
+} from '../../src/index.js';
+import { lockout } from '../../src/policies/lockout.js';
+import { degradedResponse, type StoreRequest } from '../../src/stores/index.js';
+import { liveKeys, manualStore, throwsConfig } from './helpers.js';
+
+const bucket = () => tokenBucket({ capacity: 2, refillPerSecond: 1 });
+
+/** A store that records each request and answers from a MemoryStore, or with a fail mode once `down` is set. */
+function recordingStore() {
+  const { clock, store: inner } = manualStore();
+  const requests: StoreRequest[] = [];
+  const state = { down: false };
+  const store: Store = {
+    evaluate: (request) => {
+      requests.push(request);
+      return state.down ? degradedResponse(request.policies, true, 0, clock.now) : inner.evaluate(request);
+    },
+    reset: (keys) => inner.reset(keys),
+  };
+  return { store, requests, state, clock, inner };
+}
+
+describe('createLimiter: blockMs', () => {
+  it('takes a duration or 0, and refuses anything else naming the option', () => {
+    const { store } = manualStore();
+    for (const blockMs of [0, 1, '15m', 2 ** 51 - 1])
+      assert.ok(createLimiter({ policy: bucket(), store, blockMs }));
+    for (const blockMs of [-1, 1.5, 'soon', 2 ** 51, null])
+      throwsConfig(() => createLimiter({ policy: bucket(), store, blockMs: blockMs as never }), 'blockMs');
+  });
+
+  it("refuses a lockout passed as a policy: it is the limiter's own", () => {
+    throwsConfig(() => createLimiter({ policy: [bucket(), lockout(1000)] }), 'policy');
+  });
+
+  it('keeps the lockout out of the policies it shows, and in the keys it resets', async () => {
+    const { store } = manualStore();
+    const limiter = createLimiter({ policy: bucket(), store, scope: 'locks', blockMs: 1000 });
+    assert.deepEqual(
+      limiter.policies.map((p) => p.kind),
+      ['token-bucket'],
+    );
+    await limiter.consume('x', { cost: 2 });
+    const denied = await limiter.consume('x');
+    assert.deepEqual(
+      denied.policies.map((p) => p.policy.kind),
+      ['token-bucket'],
+    );
+    assert.deepEqual((await liveKeys(store)).sort(), ['{locks|x}:!lockout', '{locks|x}:token-bucket']);
+    await limiter.reset('x');
+    assert.deepEqual(await liveKeys(store), []);
+  });
+});
+
+describe('block() and unblock()', () => {
+  it('need a limiter with blockMs, and block() a duration of at least 1 ms', async () => {
+    const { store } = manualStore();
+    const plain = createLimiter({ policy: bucket(), store });
+    for (const call of [plain.block('x', 1000), plain.unblock('x')])
+      await assert.rejects(
+        call,
+        (error: unknown) => error instanceof TollgateError && error.option === 'blockMs',
+      );
+    const locking = createLimiter({ policy: bucket(), store, blockMs: 0 });
+    for (const ms of [0, -5, 'later'])
+      await assert.rejects(
+        locking.block('x', ms as never),
+        (error: unknown) => (error as TollgateError).option === 'ms',
+      );
+    await locking.block('x', '1s');
+    assert.equal((await locking.consume('x')).blocked, true);
+  });
+
+  it('reject when the store could not apply them (a fail mode answered)', async () => {
+    const { store, state } = recordingStore();
+    const limiter = createLimiter({ policy: bucket(), store, blockMs: 1000 });
+    state.down = true;
+    await assert.rejects(limiter.block('x', 1000), {
+      code: 'ERR_TOLLGATE_STORE',
+      message: 'the store is unreachable; the block was not applied',
+    });
+    await assert.rejects(limiter.refund('x'), {
+      code: 'ERR_TOLLGATE_STORE',
+      message: 'the store is unreachable; the refund was not applied',
+    });
+  });
+
+  it('a fail mode answer is no block', async () => {
+    const { store, state } = recordingStore();
+    const limiter = createLimiter({ policy: bucket(), store, blockMs: 1000 });
+    state.down = true;
+    assert.equal((await limiter.consume('x')).blocked, undefined);
+  });
+});
+
+describe('refund()', () => {
+  it("gives back the limiter's cost by default, and refuses a cost that is not a non-negative integer", async () => {
+    const { store, requests } = recordingStore();
+    const limiter = createLimiter({ policy: bucket(), store, cost: 2 });
+    await limiter.consume('r');
+    await limiter.refund('r');
+    await limiter.refund('r', { cost: 0 });
+    assert.deepEqual(
+      requests.map(({ action, cost, lease }) => [action, cost, lease]),
+      [
+        ['consume', 2, ''],
+        ['refund', 2, ''],
+        ['refund', 0, ''],
+      ],
+    );
+    for (const cost of [-1, 1.5, Number.NaN])
+      await assert.rejects(limiter.refund('r', { cost }), { code: 'ERR_TOLLGATE_ARGUMENT' });
+  });
+});
+
+describe('decision.release()', () => {
+  it('is on admissions of a limiter with a concurrency policy only, each under its own lease', async () => {
+    const { store, requests } = recordingStore();
+    const limiter = createLimiter({
+      policy: [bucket(), concurrency({ max: 1, leaseMs: 60_000 })],
+      store,
+      scope: 'rel',
+    });
+    const first = await limiter.consume('c');
+    const denied = await limiter.consume('c');
+    const free = await limiter.consume('c', { cost: 0 });
+    assert.equal(typeof first.release, 'function');
+    assert.equal(denied.release, undefined);
+    assert.equal(free.release, undefined, 'a cost of 0 takes no slot');
+    assert.equal((await createLimiter({ policy: bucket(), store }).consume('c')).release, undefined);
+    const [taken, second] = requests.map((r) => r.lease);
+    assert.match(taken ?? '', /^[\w-]{12}\.\w+$/);
+    assert.notEqual(taken, second, 'every request has its own lease');
+    assert.equal(requests[2]?.lease, '');
+  });
+
+  it('frees the slot once: a second call answers with the same promise and asks nothing more', async () => {
+    const { store, requests } = recordingStore();
+    const limiter = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store });
+    const decision = await limiter.consume('c');
+    const release = decision.release as () => Promise<void>;
+    const once = release();
+    assert.equal(release(), once);
+    await once;
+    const refunds = requests.filter((r) => r.action === 'refund');
+    assert.deepEqual(
+      refunds.map(({ cost, lease }) => [cost, lease]),
+      [[0, requests[0]?.lease]],
+    );
+    assert.equal((await limiter.consume('c')).allowed, true);
+  });
+
+  it('rejects when the store could not free the slot (it comes back when its lease expires)', async () => {
+    const { store, state } = recordingStore();
+    const limiter = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store });
+    const decision = await limiter.consume('c');
+    state.down = true;
+    await assert.rejects(decision.release?.() ?? Promise.resolve(), { code: 'ERR_TOLLGATE_STORE' });
+  });
+
+  it('lets a cost above the concurrency limit through wire-up: a request holds one slot whatever its cost', () => {
+    assert.ok(createLimiter({ policy: concurrency({ max: 1, leaseMs: 1000 }), cost: 5 }));
+    throwsConfig(
+      () =>
+        createLimiter({
+          policy: [concurrency({ max: 9, leaseMs: 1000 }), fixedWindow({ limit: 2, windowMs: 1 })],
+          cost: 3,
+        }),
+      'cost',
+    );
+  });
+});

@@ -1,0 +1,180 @@
+// limiter.wait() on mocked timers and clock: the rate it admits at, first come first served, early timeouts, aborts.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import {
+  type AnyPolicy,
+  concurrency,
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  MemoryStore,
+  type Store,
+  TollgateError,
+  tokenBucket,
+} from '../../src/index.js';
+
+/** setTimeout and Date are mocked: the MemoryStore reads Date.now, and wait sleeps on setTimeout. */
+beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+afterEach(() => mock.timers.reset());
+
+/** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Settles what is due now, then moves the mocked time forward in steps, settling promises after each. */
+async function advance(ms: number, step = 10): Promise<void> {
+  await settle();
+  for (let moved = 0; moved < ms; moved += step) {
+    mock.timers.tick(Math.min(step, ms - moved));
+    await settle();
+  }
+}
+
+/** A store that counts its evaluations, around a MemoryStore on the mocked clock. */
+function countingStore(): { store: Store; calls: () => number } {
+  const inner = new MemoryStore({ autoCleanup: false });
+  let calls = 0;
+  return {
+    calls: () => calls,
+    store: {
+      evaluate: (request) => {
+        calls++;
+        return inner.evaluate(request);
+      },
+      reset: (keys) => inner.reset(keys),
+    },
+  };
+}
+
+/** Starts waits in order and records, for each, the mocked instant it resolved at (or its error). */
+function waiters(run: () => Promise<Decision>, count: number) {
+  const settled: (number | Error)[] = new Array(count);
+  const started = Date.now();
+  for (let i = 0; i < count; i++)
+    run().then(
+      () => {
+        settled[i] = Date.now() - started;
+      },
+      (error: Error) => {
+        settled[i] = error;
+      },
+    );
+  return settled;
+}
+
+const limiterOf = (policy: AnyPolicy | AnyPolicy[], store: Store = new MemoryStore({ autoCleanup: false })) =>
+  createLimiter({ policy, store, scope: 'wait' });
+
+describe('limiter.wait', () => {
+  it('admits a token bucket at its rate, first come first served, each booked with one store call', async () => {
+    const { store, calls } = countingStore();
+    const limiter = limiterOf(tokenBucket({ capacity: 1, refillPerSecond: 10 }), store);
+    const settled = waiters(() => limiter.wait('api'), 5);
+    await advance(500);
+    assert.deepEqual(settled, [0, 100, 200, 300, 400]);
+    assert.equal(calls(), 5, 'no polling: each waiter is booked by its first call');
+  });
+
+  it('asks a window again only at its retry time', async () => {
+    const { store, calls } = countingStore();
+    const limiter = limiterOf(fixedWindow({ limit: 2, windowMs: 1000 }), store);
+    const settled = waiters(() => limiter.wait('api'), 5);
+    await advance(2000);
+    assert.deepEqual(settled, [0, 0, 1000, 1000, 2000]);
+    // Two admitted at once; two denied once then admitted; one denied twice.
+    assert.equal(calls(), 2 + 2 * 2 + 3);
+  });
+
+  it('rejects at once when the request cannot pass within maxWaitMs, or ever', async () => {
+    const limiter = limiterOf(tokenBucket({ capacity: 2, refillPerSecond: 1 }));
+    await limiter.consume('api', { cost: 2 });
+    const booked = limiter.wait('api', { maxWaitMs: 1500 });
+    const late = limiter.wait('api', { maxWaitMs: 1500 });
+    await assert.rejects(late, (error: unknown) => {
+      assert.ok(error instanceof TollgateError);
+      assert.equal(error.code, 'ERR_TOLLGATE_WAIT_TIMEOUT');
+      assert.match(error.message, /within `maxWaitMs` \(1500 ms\): the earliest it could pass is in 2000 ms/);
+      return true;
+    });
+    await assert.rejects(limiter.wait('api', { cost: 3 }), /it can never pass at this cost/);
+    await advance(1000);
+    assert.equal((await booked).allowed, true);
+  });
+
+  it('rejects a window wait as soon as its retry time is beyond the deadline, with no store call after', async () => {
+    const { store, calls } = countingStore();
+    const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: 10_000 }), store);
+    await limiter.consume('api');
+    await assert.rejects(limiter.wait('api', { maxWaitMs: 9999 }), { code: 'ERR_TOLLGATE_WAIT_TIMEOUT' });
+    assert.equal(calls(), 2);
+    const admitted = limiter.wait('api', { maxWaitMs: 10_000 });
+    await advance(10_000);
+    assert.equal((await admitted).allowed, true);
+  });
+
+  it('rejects with the abort reason at once: before asking, while sleeping, and while booked', async () => {
+    const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: 10_000 }));
+    const aborted = AbortSignal.abort(new Error('gone'));
+    await assert.rejects(limiter.wait('never-asked', { signal: aborted }), /gone/);
+    assert.equal((await limiter.peek('never-asked')).remaining, 0, 'nothing was spent');
+    await limiter.consume('api');
+    const controller = new AbortController();
+    const sleeping = limiter.wait('api', { signal: controller.signal });
+    await settle();
+    controller.abort(new Error('stop'));
+    await assert.rejects(sleeping, /stop/);
+
+    const bucket = limiterOf(tokenBucket({ capacity: 1, refillPerSecond: 1 }));
+    await bucket.consume('b');
+    const booking = new AbortController();
+    const booked = bucket.wait('b', { signal: booking.signal });
+    await settle();
+    booking.abort(new Error('left the line'));
+    await assert.rejects(booked, /left the line/);
+    assert.equal((await bucket.consume('b')).allowed, false, 'a booked place stays spent');
+  });
+
+  it('gives back an admission the caller abandoned while it was being decided', async () => {
+    const controller = new AbortController();
+    const inner = new MemoryStore({ autoCleanup: false });
+    const store: Store = {
+      evaluate: (request) => {
+        const response = inner.evaluate(request);
+        if (request.action === 'consume') controller.abort(new Error('changed my mind'));
+        return response;
+      },
+      reset: (keys) => inner.reset(keys),
+    };
+    const limiter = limiterOf(
+      [tokenBucket({ capacity: 2, refillPerSecond: 1 }), concurrency({ max: 1, leaseMs: 60_000 })],
+      store,
+    );
+    await assert.rejects(limiter.wait('api', { signal: controller.signal }), /changed my mind/);
+    const view = await limiter.peek('api', { cost: 0 });
+    assert.deepEqual(
+      view.policies.map((p) => p.remaining),
+      [2, 1],
+      'its token and its slot came back',
+    );
+  });
+
+  it('on a concurrency limit, wakes when a slot is released in this process', async () => {
+    const limiter = limiterOf(concurrency({ max: 1, leaseMs: 60_000 }));
+    const holder = await limiter.consume('api');
+    const waited: Decision[] = [];
+    void limiter.wait('api').then((decision) => waited.push(decision));
+    await settle();
+    assert.equal(waited.length, 0);
+    await holder.release?.();
+    await settle();
+    assert.equal(waited[0]?.allowed, true, 'admitted without waiting for the lease to expire');
+    assert.equal(typeof waited[0]?.release, 'function');
+  });
+
+  it('refuses a maxWaitMs that is not a non-negative integer', async () => {
+    const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: 1000 }));
+    for (const maxWaitMs of [-1, 1.5, Number.NaN])
+      await assert.rejects(limiter.wait('api', { maxWaitMs }), { code: 'ERR_TOLLGATE_ARGUMENT' });
+  });
+});
