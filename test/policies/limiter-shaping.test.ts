@@ -33,7 +33,7 @@ function recordingStore() {
 describe('createLimiter: blockMs', () => {
   it('takes a duration or 0, and refuses anything else naming the option', () => {
     const { store } = manualStore();
-    for (const blockMs of [0, 1, '15m', 2 ** 51 - 1])
+    for (const blockMs of [0, 1, '15m', 2 ** 51 - 1] as const)
       assert.ok(createLimiter({ policy: bucket(), store, blockMs }));
     for (const blockMs of [-1, 1.5, 'soon', 2 ** 51, null])
       throwsConfig(() => createLimiter({ policy: bucket(), store, blockMs: blockMs as never }), 'blockMs');
