@@ -1,24 +1,33 @@
 // One word for what happened to a request, shared by metrics and logs so both tell the same story.
 import type { Decision } from './decision.js';
 
-export type DecisionOutcome = 'allowed' | 'denied' | 'degraded-allowed' | 'degraded-denied' | 'shadow';
+export type DecisionOutcome =
+  | 'allowed'
+  | 'denied'
+  | 'locked-out'
+  | 'degraded-allowed'
+  | 'degraded-denied'
+  | 'shadow';
 
 export const DECISION_OUTCOMES: readonly DecisionOutcome[] = [
   'allowed',
   'denied',
+  'locked-out',
   'degraded-allowed',
   'degraded-denied',
   'shadow',
 ];
 
 /**
- * `shadow` is a denial that shadow mode let through: the number to watch before enforcing a new limit. A
- * `degraded-*` decision was made without the shared state (fail mode or local fallback).
+ * `shadow` is a denial that shadow mode let through: the number to watch before enforcing a new limit. `locked-out`
+ * is a denial by a lockout (`blockMs`, `block()`). A `degraded-*` decision was made without the shared state (fail
+ * mode or local fallback).
  */
 export function decisionOutcome(decision: Decision, shadow: boolean): DecisionOutcome {
   if (decision.allowed) return decision.degraded === undefined ? 'allowed' : 'degraded-allowed';
   if (shadow) return 'shadow';
-  return decision.degraded === undefined ? 'denied' : 'degraded-denied';
+  if (decision.degraded !== undefined) return 'degraded-denied';
+  return decision.blocked ? 'locked-out' : 'denied';
 }
 
 /**

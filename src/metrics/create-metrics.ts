@@ -58,6 +58,9 @@ function promClient(): typeof import('prom-client') {
   }
 }
 
+/** The outcomes that turned a request away (a shadow denial went through). */
+const DENIALS = new Set<string>(['denied', 'locked-out', 'degraded-denied']);
+
 export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
   const { Counter, Gauge, Histogram, Registry } = promClient();
   const registry = options.registry ?? new Registry();
@@ -70,7 +73,7 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
 
   const decisions = new Counter({
     name: `${prefix}decisions_total`,
-    help: 'Rate-limit decisions by scope and outcome (allowed, denied, degraded-allowed, degraded-denied, shadow).',
+    help: 'Rate-limit decisions by scope and outcome (allowed, denied, locked-out, degraded-allowed, degraded-denied, shadow).',
     labelNames: ['scope', 'outcome'] as const,
     registers,
   });
@@ -127,8 +130,7 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
       const scope = String(labels.scope);
       scopes[scope] ??= { total: 0, allowed: 0, blocked: 0 };
       const perScope = scopes[scope];
-      const field =
-        labels.outcome === 'denied' || labels.outcome === 'degraded-denied' ? 'blocked' : 'allowed';
+      const field = DENIALS.has(String(labels.outcome)) ? 'blocked' : 'allowed';
       for (const sum of [overall, perScope]) {
         sum.total += value;
         sum[field] += value;

@@ -11,9 +11,11 @@ function decision(fields: Partial<Decision>): Decision {
 }
 
 describe('decisionOutcome', () => {
-  it('names the five outcomes', () => {
+  it('names the six outcomes', () => {
     assert.equal(decisionOutcome(decision({}), false), 'allowed');
     assert.equal(decisionOutcome(decision({ allowed: false }), false), 'denied');
+    assert.equal(decisionOutcome(decision({ allowed: false, blocked: true }), false), 'locked-out');
+    assert.equal(decisionOutcome(decision({ allowed: false, blocked: true }), true), 'shadow');
     assert.equal(decisionOutcome(decision({ allowed: false }), true), 'shadow');
     assert.equal(decisionOutcome(decision({ degraded: 'fail-open' }), false), 'degraded-allowed');
     assert.equal(
@@ -40,8 +42,16 @@ describe('createMetrics', () => {
     event({ allowed: false, remaining: 0 }, true);
     event({ remaining: 0, degraded: 'fail-open' });
     event({ allowed: false, degraded: 'fail-closed' });
+    event({ allowed: false, blocked: true });
     const text = await registry.metrics();
-    const counts = { allowed: 2, denied: 1, shadow: 1, 'degraded-allowed': 1, 'degraded-denied': 1 };
+    const counts = {
+      allowed: 2,
+      denied: 1,
+      'locked-out': 1,
+      shadow: 1,
+      'degraded-allowed': 1,
+      'degraded-denied': 1,
+    };
     for (const [outcome, count] of Object.entries(counts))
       assert.match(
         text,
@@ -49,15 +59,15 @@ describe('createMetrics', () => {
       );
     // Only the real allowed decision with 1 of 10 left is near the limit; a fail-open 0 is no real balance.
     assert.match(text, /tollgate_near_limit_total\{scope="api"\} 1\n/);
-    assert.match(text, /tollgate_store_latency_seconds_bucket\{le="0.0025",scope="api"\} 6/);
+    assert.match(text, /tollgate_store_latency_seconds_bucket\{le="0.0025",scope="api"\} 7/);
     assert.match(text, /tollgate_store_up 1/);
     up = false;
     assert.match(await registry.metrics(), /tollgate_store_up 0/);
     assert.deepEqual(await metrics.totals(), {
-      total: 6,
+      total: 7,
       allowed: 4,
-      blocked: 2,
-      scopes: { api: { total: 6, allowed: 4, blocked: 2 } },
+      blocked: 3,
+      scopes: { api: { total: 7, allowed: 4, blocked: 3 } },
     });
   });
 
