@@ -13,9 +13,6 @@ import {
   tokenBucket,
 } from '../../src/index.js';
 
-/** setTimeout and Date are mocked: the MemoryStore reads Date.now, and wait sleeps on setTimeout. */
-beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
-afterEach(() => mock.timers.reset());
 
 /** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
 async function settle(): Promise<void> {
@@ -67,6 +64,11 @@ const limiterOf = (policy: AnyPolicy | AnyPolicy[], store: Store = new MemorySto
   createLimiter({ policy, store, scope: 'wait' });
 
 describe('limiter.wait', () => {
+  // Inside the suite, so that they touch no other file's tests where several share a process (mutation testing).
+  // setTimeout and Date are mocked: the MemoryStore reads Date.now, and wait sleeps on setTimeout.
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+  afterEach(() => mock.timers.reset());
+
   it('admits a token bucket at its rate, first come first served, each booked with one store call', async () => {
     const { store, calls } = countingStore();
     const limiter = limiterOf(tokenBucket({ capacity: 1, refillPerSecond: 10 }), store);
