@@ -1,6 +1,8 @@
 // The framework-free half of every adapter: options to a limiter, and one request to an outcome that never throws.
 import type { Decision } from './decision.js';
+import type { Duration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
+import { type Complete, completion, type RefundOptions, resolveRefunds } from './gate-completion.js';
 import { HEADER_STYLES, type HeaderStyle, rateLimitHeaders } from './headers.js';
 import { addressIdentity } from './identity/address-identity.js';
 import type { Identity } from './identity/identity.js';
@@ -30,15 +32,18 @@ export interface DecisionEvent {
   readonly shadow: boolean;
 }
 
-/** Options every adapter accepts; `Req` is the framework's request (or context) type. */
-export interface GateOptions<Req> {
+/**
+ * Options every adapter accepts; `Req` is the framework's request (or context) type, `Res` what it answers with
+ * (given to `requestWasSuccessful`).
+ */
+export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res> {
   /** Sustained rate of the default token bucket. Default 60. 0 rejects everything. */
   readonly requestsPerMinute?: number;
   /** Burst size of the default token bucket. Default `requestsPerMinute`. */
   readonly capacity?: number;
   /** Any policy (or several) instead of the default token bucket. */
   readonly policy?: AnyPolicy | readonly AnyPolicy[];
-  /** A ready limiter; excludes `policy`, `requestsPerMinute`, `capacity`, `scope`, `store` and `failOpen`. */
+  /** A ready limiter; excludes the options that build one (`LIMITER_OPTIONS`: `policy`, `store`, `blockMs`...). */
   readonly limiter?: Limiter;
   readonly scope?: string;
   readonly store?: Store;
@@ -68,6 +73,8 @@ export interface GateOptions<Req> {
   readonly shadow?: boolean;
   /** Allow (true) or reject (false) while the store is unreachable. Default: the store's setting. */
   readonly failOpen?: boolean;
+  /** A lockout: after a denial the client is denied outright for this long (see `createLimiter`). */
+  readonly blockMs?: Duration | 0;
   /** Chooses the limiter per request; requests without a tier use the gate's own limiter. */
   readonly tiers?: Tiers<Req>;
   /**
@@ -77,11 +84,17 @@ export interface GateOptions<Req> {
   readonly onDecision?: (event: DecisionEvent, req: Req) => void;
 }
 
-export type GateOutcome =
+export type GateOutcome<Res = unknown> =
   | {
       readonly action: 'next';
       readonly headers: Record<string, string>;
       readonly decision: Decision | undefined;
+      /**
+       * Present when the request holds something until it is over (a concurrency slot, a refund to decide): call
+       * it when the response has been sent, with its final status, or when the connection closed first, with
+       * undefined. Only its first call acts; it never throws.
+       */
+      readonly complete?: Complete<Res>;
     }
   | {
       readonly action: 'reject';
@@ -97,11 +110,11 @@ export type GateOutcome =
    */
   | { readonly action: 'fail'; readonly status: 400 | 500; readonly body: unknown; readonly error: unknown };
 
-export interface Gate<Req> {
+export interface Gate<Req, Res = unknown> {
   readonly limiter: Limiter;
   readonly logger: Logger;
   /** Never rejects: every failure becomes a `fail` outcome. */
-  check(req: Req): Promise<GateOutcome>;
+  check(req: Req): Promise<GateOutcome<Res>>;
 }
 
 const GATE_OPTIONS = [
@@ -121,8 +134,12 @@ const GATE_OPTIONS = [
   'logger',
   'shadow',
   'failOpen',
+  'blockMs',
   'tiers',
   'onDecision',
+  'skipFailedRequests',
+  'skipSuccessfulRequests',
+  'requestWasSuccessful',
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 // Shared by every answer they make, so frozen: an adapter or handler that changed one would change them all.
@@ -132,7 +149,7 @@ const FAILURE_BODY = Object.freeze({
 });
 /** The one identity of every request without one, so that a flood of them spends one quota. */
 const UNKNOWN_IDENTITY = 'unknown';
-const REFUSED_UNIDENTIFIED: GateOutcome = {
+const REFUSED_UNIDENTIFIED: Extract<GateOutcome, { action: 'fail' }> = {
   action: 'fail',
   status: 400,
   body: Object.freeze({ error: 'Bad Request', message: 'The client could not be identified.' }),
@@ -142,15 +159,15 @@ const REFUSED_UNIDENTIFIED: GateOutcome = {
   ),
 };
 
-export function createGate<Req>(
-  options: GateOptions<Req>,
+export function createGate<Req, Res = unknown>(
+  options: GateOptions<Req, Res>,
   adapter: {
     readonly name: string;
     /** The client's address as the framework reports it; the gate turns it into the default identity. */
     readonly identifier: (req: Req) => Identity | Promise<Identity>;
     readonly options?: readonly string[];
   },
-): Gate<Req> {
+): Gate<Req, Res> {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
   knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])]);
@@ -171,8 +188,9 @@ export function createGate<Req>(
   const shadow = options.shadow ?? false;
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
   const logger = loggerOption(options.logger, console);
+  const refunds = resolveRefunds(options);
 
-  const check = async (req: Req): Promise<GateOutcome> => {
+  const check = async (req: Req): Promise<GateOutcome<Res>> => {
     try {
       if (skip !== undefined && (await skip(req)))
         return { action: 'next', headers: NO_HEADERS, decision: undefined };
@@ -183,13 +201,20 @@ export function createGate<Req>(
       const units = typeof cost === 'number' ? cost : await cost(req);
       // Timed only when someone listens, so an unobserved gate pays nothing for it.
       const started = onDecision === undefined ? 0 : performance.now();
-      const decision = await chosen.consume(identity || UNKNOWN_IDENTITY, { cost: units });
+      const identifier = identity || UNKNOWN_IDENTITY;
+      const decision = await chosen.consume(identifier, { cost: units });
       if (onDecision !== undefined) {
         const event = { scope: chosen.scope, decision, latencyMs: performance.now() - started, shadow };
         notify(onDecision, event, req, logger);
       }
       const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
-      if (decision.allowed) return { action: 'next', headers, decision };
+      if (decision.allowed) {
+        const spent = { decision, limiter: chosen, identity: identifier, cost: units, req };
+        const complete = completion(spent, refunds, logger);
+        return complete === undefined
+          ? { action: 'next', headers, decision }
+          : { action: 'next', headers, decision, complete };
+      }
       // Shadow mode lets a denied request through: telling the client to wait would be a lie.
       if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision };
       return { action: 'reject', headers, status, body, decision };
@@ -240,9 +265,10 @@ export const LIMITER_OPTIONS = [
   'scope',
   'store',
   'failOpen',
+  'blockMs',
 ] as const;
 
-function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
+function resolveLimiter<Req, Res>(options: GateOptions<Req, Res>): Limiter {
   if (options.limiter !== undefined) {
     for (const conflicting of LIMITER_OPTIONS) {
       if (options[conflicting] !== undefined)
@@ -265,6 +291,7 @@ function resolveLimiter<Req>(options: GateOptions<Req>): Limiter {
     ...(options.scope === undefined ? {} : { scope: options.scope }),
     ...(typeof options.cost === 'number' ? { cost: options.cost } : {}),
     ...(options.failOpen === undefined ? {} : { failOpen: options.failOpen }),
+    ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
   });
 }
 

@@ -2,15 +2,20 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
 import { createGate, type GateOptions } from '../gate.js';
+import { whenSent } from '../gate-completion.js';
 import { optionalFunction } from '../validate.js';
 
-export interface ExpressRateLimitOptions extends GateOptions<Request> {
+export interface ExpressRateLimitOptions extends GateOptions<Request, Response> {
   /** Answers a rejected request yourself (headers are already set). */
   readonly handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown;
 }
 
 export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
-  const gate = createGate(options, { name: 'rateLimit', identifier: (req) => req.ip, options: ['handler'] });
+  const gate = createGate<Request, Response>(options, {
+    name: 'rateLimit',
+    identifier: (req) => req.ip,
+    options: ['handler'],
+  });
   const handler = optionalFunction('handler', options.handler);
   let warnedAboutProxy = false;
 
@@ -28,7 +33,12 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
       return;
     }
     res.set(outcome.headers);
-    if (outcome.action === 'next') return next();
+    if (outcome.action === 'next') {
+      const { complete } = outcome;
+      // Whichever comes first, the response sent or the client gone, ends what the request holds.
+      if (complete !== undefined) whenSent(res, (status) => complete(status, res));
+      return next();
+    }
     if (handler === undefined) {
       res.status(outcome.status).json(outcome.body);
       return;

@@ -3,10 +3,11 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
 import { configError } from '../errors.js';
 import { createGate, type GateOptions, LIMITER_OPTIONS } from '../gate.js';
+import { whenSent } from '../gate-completion.js';
 import type { Limiter } from '../limiter.js';
 import { optionalFunction } from '../validate.js';
 
-export interface FastifyRateLimitOptions extends GateOptions<FastifyRequest> {
+export interface FastifyRateLimitOptions extends GateOptions<FastifyRequest, FastifyReply> {
   /**
    * Answers a rejected request yourself: send with `reply`, or return the body to send. Status and headers are
    * already set.
@@ -55,7 +56,7 @@ export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = Object.ass
 });
 
 function limitHook(options: FastifyRateLimitOptions): { limiter: Limiter; hook: Hook } {
-  const gate = createGate(options, {
+  const gate = createGate<FastifyRequest, FastifyReply>(options, {
     name: 'rateLimit',
     identifier: (request) => request.ip,
     options: ['handler'],
@@ -65,7 +66,12 @@ function limitHook(options: FastifyRateLimitOptions): { limiter: Limiter; hook: 
     const outcome = await gate.check(request);
     if (outcome.action === 'fail') return reply.code(outcome.status).send(outcome.body);
     reply.headers(outcome.headers);
-    if (outcome.action === 'next') return undefined;
+    if (outcome.action === 'next') {
+      const { complete } = outcome;
+      // The raw response's events, not onResponse: that hook never runs for a client that left mid-response.
+      if (complete !== undefined) whenSent(reply.raw, (status) => complete(status, reply));
+      return undefined;
+    }
     reply.code(outcome.status);
     const body = handler === undefined ? outcome.body : await handler(request, reply, outcome.decision);
     // An async hook must send and return the reply to stop the request here.
@@ -83,7 +89,7 @@ function routeOptions(
   route: FastifyRateLimitOptions,
   shared: Limiter,
 ): FastifyRateLimitOptions {
-  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, ...perRequest } =
+  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
     pluginOptions;
   // A route that sets none of the limiter's options (nor a limiter) shares the plugin's buckets.
   if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))

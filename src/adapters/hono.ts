@@ -4,16 +4,17 @@ import type { GetConnInfo } from 'hono/conninfo';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
 import { createGate, type GateOptions } from '../gate.js';
+import { isNodeResponse, whenSent } from '../gate-completion.js';
 import type { Identity } from '../identity/identity.js';
 import { optionalFunction } from '../validate.js';
 
-export interface HonoRateLimitOptions extends GateOptions<Context> {
+export interface HonoRateLimitOptions extends GateOptions<Context, Response> {
   /** Answers a rejected request yourself; the rate-limit headers are added to the Response you return. */
   readonly handler?: (c: Context, decision: Decision) => Response | Promise<Response>;
 }
 
 export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler {
-  const gate = createGate(options, {
+  const gate = createGate<Context, Response>(options, {
     name: 'rateLimit',
     identifier: nodeClientAddress(),
     options: ['handler'],
@@ -26,13 +27,41 @@ export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler
       c.res = Response.json(outcome.body, { status: outcome.status });
       return;
     }
-    if (outcome.action === 'next') await next();
-    else if (handler === undefined) c.res = Response.json(outcome.body, { status: outcome.status });
+    if (outcome.action === 'next') {
+      const { complete } = outcome;
+      if (complete === undefined) await next();
+      else await completing(c, next, complete);
+    } else if (handler === undefined) c.res = Response.json(outcome.body, { status: outcome.status });
     else c.res = await handler(c, outcome.decision);
     // Set on the final Response, so they reach it however it was built (c.json or a bare Response); Hono's own
     // cors and timing middleware write c.res.headers the same way.
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   };
+}
+
+/**
+ * Runs the app, then ends what the request holds. On @hono/node-server that is when the node:http response is
+ * sent (a streamed body to its last chunk) or its connection closes, whichever comes first; elsewhere (Bun, Deno,
+ * Workers, `app.request()`) the Response is all there is to watch, so it is when the app has returned it.
+ */
+async function completing(
+  c: Context,
+  next: () => Promise<void>,
+  complete: (status: number | undefined, res: Response) => void,
+): Promise<void> {
+  const outgoing: unknown = c.env?.outgoing;
+  if (isNodeResponse(outgoing)) {
+    whenSent(outgoing, (status) => complete(status, c.res));
+    return next();
+  }
+  try {
+    await next();
+  } catch (error) {
+    // Hono answers what a handler throws itself; only an error thrown past it (not an Error) lands here.
+    complete(undefined, c.res);
+    throw error;
+  }
+  complete(c.res.status, c.res);
 }
 
 /**

@@ -2,9 +2,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import { createGate, type GateOptions } from '../gate.js';
+import { whenSent } from '../gate-completion.js';
 import { optionalFunction } from '../validate.js';
 
-export interface NodeRateLimitOptions extends GateOptions<IncomingMessage> {
+export interface NodeRateLimitOptions extends GateOptions<IncomingMessage, ServerResponse> {
   /** Answers a rejected request yourself and ends `res` (status and headers are already set). */
   readonly handler?: (req: IncomingMessage, res: ServerResponse, decision: Decision) => unknown;
 }
@@ -13,7 +14,7 @@ export interface NodeRateLimitOptions extends GateOptions<IncomingMessage> {
 export type NodeRateLimit = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
-  const gate = createGate(options, {
+  const gate = createGate<IncomingMessage, ServerResponse>(options, {
     name: 'rateLimit',
     identifier: (req) => req.socket.remoteAddress,
     options: ['handler'],
@@ -27,7 +28,12 @@ export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
       return false;
     }
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
-    if (outcome.action === 'next') return true;
+    if (outcome.action === 'next') {
+      const { complete } = outcome;
+      // Whichever comes first, the response sent or the client gone, ends what the request holds.
+      if (complete !== undefined) whenSent(res, (status) => complete(status, res));
+      return true;
+    }
     if (handler === undefined) {
       sendJson(res, outcome.status, outcome.body);
     } else {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
-import express from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import express4 from 'express4';
 import { rateLimit } from '../../src/adapters/express.js';
 import { createLimiter } from '../../src/limiter.js';
@@ -11,14 +11,31 @@ import { MemoryStore } from '../../src/stores/memory-store.js';
 import {
   listen,
   type MakeApp,
+  type RoutePlan,
   request,
   runAdapterContract,
+  STREAMED,
   silentLogger,
   unitsLeft,
 } from '../contract/adapter-contract.js';
 
+/** Acts out the contract's route plan; a throw goes to the app's error handler. */
+async function serve(plan: RoutePlan, res: Response): Promise<void> {
+  res.status(plan.status ?? 200);
+  if (plan.verdict !== undefined) res.set('x-verdict', plan.verdict);
+  if (plan.stream) {
+    res.type('text/plain').write(STREAMED[0]);
+    await plan.hold;
+    res.end(STREAMED[1]);
+    return;
+  }
+  await plan.hold;
+  if (plan.throws) throw new Error('route failed');
+  res.json({ ok: true });
+}
+
 function expressApp(createApp: typeof express): MakeApp {
-  return async ({ handler, beforeLimit, onServed, ...options }) => {
+  return async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
     const app = createApp();
     if (beforeLimit !== undefined)
       app.use((req, _res, next) => {
@@ -35,11 +52,17 @@ function expressApp(createApp: typeof express): MakeApp {
                 res.status(answer.status).json(answer.body);
               },
             }),
+        ...(requestWasSuccessful === undefined
+          ? {}
+          : { requestWasSuccessful: (_req, res) => requestWasSuccessful(res.get('x-verdict')) }),
       }),
     );
-    app.get('/', (_req, res) => {
-      onServed?.();
-      res.json({ ok: true });
+    app.get('/', (_req, res, next) => {
+      serve(route?.() ?? {}, res).catch(next);
+    });
+    // Express 4 and 5 alike answer 500 through an error handler (the default one would print the stack).
+    app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      res.status(500).json({ error: 'route failed' });
     });
     return listen(createServer(app));
   };

@@ -1,13 +1,25 @@
 // The adapter contract on Fastify 5, plus per-route overrides through route `config.rateLimit`.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { rateLimit } from '../../src/adapters/fastify.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { CLIENT, type ContractApp, runAdapterContract, unitsLeft } from '../contract/adapter-contract.js';
+import {
+  CLIENT,
+  type ContractApp,
+  type RoutePlan,
+  runAdapterContract,
+  streamedChunks,
+  unitsLeft,
+} from '../contract/adapter-contract.js';
+
+function header(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
 
 async function listenFastify(app: FastifyInstance): Promise<ContractApp> {
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -15,7 +27,17 @@ async function listenFastify(app: FastifyInstance): Promise<ContractApp> {
   return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
-runAdapterContract('Fastify', async ({ handler, beforeLimit, onServed, ...options }) => {
+/** Acts out the contract's route plan; what it throws, Fastify answers 500. */
+async function serve(plan: RoutePlan, reply: FastifyReply): Promise<unknown> {
+  reply.code(plan.status ?? 200);
+  if (plan.verdict !== undefined) reply.header('x-verdict', plan.verdict);
+  if (plan.stream) return reply.type('text/plain').send(Readable.from(streamedChunks(plan)));
+  await plan.hold;
+  if (plan.throws) throw new Error('route failed');
+  return { ok: true };
+}
+
+runAdapterContract('Fastify', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
   const app = Fastify();
   // Added before the plugin's hook, so it runs first.
   if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
@@ -30,11 +52,14 @@ runAdapterContract('Fastify', async ({ handler, beforeLimit, onServed, ...option
             return answer.body;
           },
         }),
+    ...(requestWasSuccessful === undefined
+      ? {}
+      : {
+          requestWasSuccessful: (_request, reply) =>
+            requestWasSuccessful(header(reply.getHeader('x-verdict'))),
+        }),
   });
-  app.get('/', async () => {
-    onServed?.();
-    return { ok: true };
-  });
+  app.get('/', (_request, reply) => serve(route?.() ?? {}, reply));
   return listenFastify(app);
 });
 

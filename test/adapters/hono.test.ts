@@ -3,15 +3,43 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { describe, it } from 'node:test';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { rateLimit } from '../../src/adapters/hono.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { listen, runAdapterContract, silentLogger } from '../contract/adapter-contract.js';
+import {
+  listen,
+  type RoutePlan,
+  runAdapterContract,
+  STREAMED,
+  silentLogger,
+} from '../contract/adapter-contract.js';
 
-runAdapterContract('Hono', async ({ handler, beforeLimit, onServed, ...options }) => {
+/** Acts out the contract's route plan; what it throws, the app's onError answers 500. */
+async function serve(plan: RoutePlan, c: Context): Promise<Response> {
+  const status = (plan.status ?? 200) as ContentfulStatusCode;
+  if (plan.verdict !== undefined) c.header('x-verdict', plan.verdict);
+  if (plan.stream) {
+    c.status(status);
+    c.header('content-type', 'text/plain');
+    return stream(c, async (body) => {
+      await body.write(STREAMED[0]);
+      await plan.hold;
+      await body.write(STREAMED[1]);
+    });
+  }
+  await plan.hold;
+  if (plan.throws) throw new Error('route failed');
+  return c.json({ ok: true }, status);
+}
+
+runAdapterContract('Hono', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
   const app = new Hono<{ Bindings: HttpBindings }>();
+  // Hono's default error handler would print every error it answers with 500.
+  app.onError((_error, c) => c.json({ error: 'route failed' }, 500));
   if (beforeLimit !== undefined)
     app.use(async (c, next) => {
       await beforeLimit(c.env.incoming);
@@ -28,12 +56,15 @@ runAdapterContract('Hono', async ({ handler, beforeLimit, onServed, ...options }
               return Response.json(answer.body, { status: answer.status });
             },
           }),
+      ...(requestWasSuccessful === undefined
+        ? {}
+        : {
+            requestWasSuccessful: (_c, res) =>
+              requestWasSuccessful(res.headers.get('x-verdict') ?? undefined),
+          }),
     }),
   );
-  app.get('/', (c) => {
-    onServed?.();
-    return c.json({ ok: true });
-  });
+  app.get('/', (c) => serve(route?.() ?? {}, c));
   return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
 });
 

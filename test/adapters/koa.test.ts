@@ -1,11 +1,28 @@
 // The adapter contract on Koa 3.
 import { createServer } from 'node:http';
-import Koa from 'koa';
+import { Readable } from 'node:stream';
+import Koa, { type Context } from 'koa';
 import { rateLimit } from '../../src/adapters/koa.js';
-import { listen, runAdapterContract } from '../contract/adapter-contract.js';
+import { listen, type RoutePlan, runAdapterContract, streamedChunks } from '../contract/adapter-contract.js';
 
-runAdapterContract('Koa', async ({ handler, beforeLimit, onServed, ...options }) => {
+/** Acts out the contract's route plan; what it throws, Koa answers 500. */
+async function serve(plan: RoutePlan, ctx: Context): Promise<void> {
+  ctx.status = plan.status ?? 200;
+  if (plan.verdict !== undefined) ctx.set('x-verdict', plan.verdict);
+  if (plan.stream) {
+    ctx.type = 'text/plain';
+    ctx.body = Readable.from(streamedChunks(plan));
+    return;
+  }
+  await plan.hold;
+  if (plan.throws) throw new Error('route failed');
+  ctx.body = { ok: true };
+}
+
+runAdapterContract('Koa', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
   const app = new Koa();
+  // Koa would print every error it answers with 500.
+  app.silent = true;
   if (beforeLimit !== undefined)
     app.use(async (ctx, next) => {
       await beforeLimit(ctx.req);
@@ -23,11 +40,14 @@ runAdapterContract('Koa', async ({ handler, beforeLimit, onServed, ...options })
               ctx.body = answer.body;
             },
           }),
+      ...(requestWasSuccessful === undefined
+        ? {}
+        : {
+            requestWasSuccessful: (_ctx, response) =>
+              requestWasSuccessful(response.get('x-verdict') || undefined),
+          }),
     }),
   );
-  app.use((ctx) => {
-    onServed?.();
-    ctx.body = { ok: true };
-  });
+  app.use((ctx) => serve(route?.() ?? {}, ctx));
   return listen(createServer(app.callback()));
 });

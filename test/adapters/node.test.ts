@@ -6,13 +6,39 @@ import { rateLimit, withRateLimit } from '../../src/adapters/node.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { listen, request, runAdapterContract } from '../contract/adapter-contract.js';
+import {
+  listen,
+  type RoutePlan,
+  request,
+  runAdapterContract,
+  STREAMED,
+} from '../contract/adapter-contract.js';
+
+function header(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 }
 
-runAdapterContract('node:http', async ({ handler, beforeLimit, onServed, ...options }) => {
+/** Acts out the contract's route plan; what it throws, the server below answers 500. */
+async function serve(plan: RoutePlan, res: ServerResponse): Promise<void> {
+  res.statusCode = plan.status ?? 200;
+  if (plan.verdict !== undefined) res.setHeader('x-verdict', plan.verdict);
+  if (plan.stream) {
+    res.setHeader('Content-Type', 'text/plain');
+    res.write(STREAMED[0]);
+    await plan.hold;
+    res.end(STREAMED[1]);
+    return;
+  }
+  await plan.hold;
+  if (plan.throws) throw new Error('route failed');
+  sendJson(res, res.statusCode, { ok: true });
+}
+
+runAdapterContract('node:http', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
   const limited = withRateLimit(
     {
       ...options,
@@ -24,16 +50,21 @@ runAdapterContract('node:http', async ({ handler, beforeLimit, onServed, ...opti
               sendJson(res, answer.status, answer.body);
             },
           }),
+      ...(requestWasSuccessful === undefined
+        ? {}
+        : { requestWasSuccessful: (_req, res) => requestWasSuccessful(header(res.getHeader('x-verdict'))) }),
     },
-    (_req, res) => {
-      onServed?.();
-      sendJson(res, 200, { ok: true });
-    },
+    (_req, res) => serve(route?.() ?? {}, res),
   );
   return listen(
     createServer(async (req, res) => {
-      await beforeLimit?.(req);
-      await limited(req, res);
+      try {
+        await beforeLimit?.(req);
+        await limited(req, res);
+      } catch {
+        // What a framework's error handling would do.
+        sendJson(res, 500, { error: 'route failed' });
+      }
     }),
   );
 });

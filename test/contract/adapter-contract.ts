@@ -26,12 +26,38 @@ export interface ContractAnswer {
   readonly body: unknown;
 }
 
-export interface ContractOptions extends GateOptions<unknown> {
+/** What the route behind the limiter does for one request; each binding acts it out its framework's way. */
+export interface RoutePlan {
+  /** The answer's status. Default 200. */
+  readonly status?: number;
+  /** Set as the response's `x-verdict` header, for `requestWasSuccessful` to read from the framework's response. */
+  readonly verdict?: string;
+  /** Awaited before answering (a slow handler); with `stream`, between the first chunk and the last. */
+  readonly hold?: Promise<void>;
+  /** Answer text/plain in two chunks, `STREAMED[0]` at once and `STREAMED[1]` after `hold`. */
+  readonly stream?: boolean;
+  /** Throw after `hold` instead of answering: the framework's error handling answers 500. */
+  readonly throws?: boolean;
+}
+
+/** The chunks of a streamed answer. */
+export const STREAMED = ['first\n', 'last\n'] as const;
+
+/** A streamed answer's chunks, as a generator for frameworks that send a Readable. */
+export async function* streamedChunks(plan: RoutePlan): AsyncGenerator<string> {
+  yield STREAMED[0];
+  await plan.hold;
+  yield STREAMED[1];
+}
+
+export interface ContractOptions extends Omit<GateOptions<unknown>, 'requestWasSuccessful'> {
   readonly handler?: (decision: Decision) => ContractAnswer;
   /** Awaited by an async step of the app's own that runs before the limiter, given the node:http request. */
   readonly beforeLimit?: (req: IncomingMessage) => Promise<void>;
-  /** Called each time the route behind the limiter runs. */
-  readonly onServed?: () => void;
+  /** Called each time the route behind the limiter runs: what it does this time. Default: 200 JSON at once. */
+  readonly route?: () => RoutePlan;
+  /** The adapter's `requestWasSuccessful`, given the `x-verdict` header the binding reads from its response. */
+  readonly requestWasSuccessful?: (verdict: string | undefined) => boolean | Promise<boolean>;
 }
 
 export type MakeApp = (options: ContractOptions) => Promise<ContractApp>;
@@ -309,9 +335,10 @@ export function runAdapterContract(name: string, makeApp: MakeApp): void {
           arrived();
           return connectionClosed(req);
         },
-        onServed: () => {
+        route: () => {
           served++;
           settled();
+          return {};
         },
         onDecision: (event) => {
           if (event.decision.allowed) return;
