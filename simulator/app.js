@@ -1,6 +1,13 @@
 // The simulator page's entry: wires the tabs, forms and buttons to their views and runs the default scenario.
 import { $ } from './dom.js';
-import { addPolicy, renderPatternKinds, renderPatternParams, renderPolicies } from './forms.js';
+import {
+  addPolicy,
+  renderPatternKinds,
+  renderPatternParams,
+  renderPolicies,
+  renderServiceKinds,
+  renderServiceParams,
+} from './forms.js';
 import { loadLiveRoutes, resizeLiveChart, startLive, stopLiveByHand } from './live-view.js';
 import { resizeSimulationCharts, runSimulation } from './simulate-view.js';
 
@@ -14,7 +21,9 @@ function showTab(name) {
 for (const tab of document.querySelectorAll('.tab'))
   tab.addEventListener('click', () => showTab(tab.dataset.tab));
 renderPatternKinds();
+renderServiceKinds();
 $('#pattern-kind').addEventListener('change', renderPatternParams);
+$('#service-kind').addEventListener('change', renderServiceParams);
 $('#add-policy').addEventListener('click', addPolicy);
 $('#scenario').addEventListener('submit', (event) => {
   event.preventDefault();
@@ -30,6 +39,7 @@ new ResizeObserver(() => {
   resizeLiveChart();
 }).observe(document.body);
 
+renderServiceParams();
 renderPolicies();
 renderPatternParams();
 runSimulation();

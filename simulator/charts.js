@@ -9,42 +9,60 @@ const COLORS = {
   allowed: '#1a7f37',
   rejected: '#cf222e',
   wait: '#bf8700',
+  lockout: '#8250df',
+  lockoutBand: 'rgba(130, 80, 223, 0.14)',
   grid: '#eaeef2',
   axis: '#24292f',
 };
 export const CHART_HEIGHT = 230;
 export const LIVE_CHART_HEIGHT = CHART_HEIGHT + 40;
 
-/** Merges the level samples and the requests into one time axis (samples first at equal times). */
-function chartData({ policy, levels, timeline }) {
-  const x = [];
-  const level = [];
-  const allowed = [];
-  const rejected = [];
-  const wait = [];
-  let s = 0;
-  let r = 0;
-  while (s < levels.length || r < timeline.length) {
-    const sample = levels[s];
-    const request = timeline[r];
-    if (request === undefined || (sample !== undefined && sample.timeMs <= request.timeMs)) {
-      x.push(sample.timeMs / 1000);
-      level.push(sample.level);
-      allowed.push(null);
-      rejected.push(null);
-      wait.push(null);
-      s++;
-    } else {
-      x.push(request.timeMs / 1000);
-      level.push(request.level);
-      allowed.push(request.allowed ? request.level : null);
-      rejected.push(request.allowed ? null : request.level);
-      wait.push(!request.allowed && request.retryAfterMs >= 0 ? request.retryAfterMs / 1000 : null);
-      r++;
+/**
+ * Merges the level samples, a concurrency limit's releases and the requests into one time axis, at equal times in
+ * the order the server evaluated them: releases, samples, requests. Its columns are [time (s), level, limit,
+ * admitted, rejected (by the policy), Retry-After (s)], and with a lockout [rejected while locked out, locked out]
+ * after them, the last one with no data (its legend reads the time).
+ */
+function chartData({ policy, levels, releases, timeline, blockMs }) {
+  const rows = [
+    ...releases.map((release) => ({ timeMs: release.timeMs, order: 0, level: release.level })),
+    ...levels.map((sample) => ({ timeMs: sample.timeMs, order: 1, level: sample.level })),
+    ...timeline.map((request) => ({ timeMs: request.timeMs, order: 2, level: request.level, request })),
+  ];
+  // Stable: each list is already in time order.
+  rows.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
+  const dot = (request, wanted) => (request !== undefined && wanted(request) ? request.level : null);
+  return [
+    rows.map((row) => row.timeMs / 1000),
+    rows.map((row) => row.level),
+    // The limit is drawn as a constant dashed line: capacity for a bucket, limit for a window, max in flight.
+    rows.map(() => policy.limit),
+    rows.map(({ request }) => dot(request, (r) => r.allowed)),
+    rows.map(({ request }) => dot(request, (r) => r.deniedBy === 'policy')),
+    rows.map(({ request }) =>
+      request !== undefined && !request.allowed && request.retryAfterMs >= 0
+        ? request.retryAfterMs / 1000
+        : null,
+    ),
+    ...(blockMs === undefined
+      ? []
+      : [rows.map(({ request }) => dot(request, (r) => r.deniedBy === 'lockout')), rows.map(() => null)]),
+  ];
+}
+
+/** Paints each lockout as a band across the plot, under the grid and the series. */
+function blockedBands(periods) {
+  return (u) => {
+    const { ctx, bbox } = u;
+    ctx.save();
+    ctx.fillStyle = COLORS.lockoutBand;
+    for (const { fromMs, untilMs } of periods) {
+      const left = Math.max(bbox.left, u.valToPos(fromMs / 1000, 'x', true));
+      const right = Math.min(bbox.left + bbox.width, u.valToPos(untilMs / 1000, 'x', true));
+      if (right > left) ctx.fillRect(left, bbox.top, right - left, bbox.height);
     }
-  }
-  // The limit is drawn as a constant dashed line: capacity for a bucket, limit for a window.
-  return [x, level, x.map(() => policy.limit), allowed, rejected, wait];
+    ctx.restore();
+  };
 }
 
 /**
@@ -102,10 +120,20 @@ function waitScale() {
   return { range: (_u, _min, max) => [0, Math.max(1, (max ?? 0) * 1.15)] };
 }
 
+const LEVEL_LABELS = {
+  tokens: 'tokens left',
+  'window-count': 'units in window',
+  'in-flight': 'requests in flight',
+};
+const LIMIT_LABELS = { 'token-bucket': 'capacity', concurrency: 'max in flight' };
+
 /** The chart of one policy's result from POST /api/simulate, drawn into `holder`. */
 export function policyChart(result, title, width, holder) {
-  const { policy } = result;
-  const levelLabel = result.level === 'tokens' ? 'tokens left' : 'units in window';
+  const { policy, blockedPeriods } = result;
+  const levelLabel = LEVEL_LABELS[result.level];
+  const lockout = result.blockMs !== undefined;
+  const blockedAt = (seconds) =>
+    blockedPeriods.some(({ fromMs, untilMs }) => fromMs / 1000 <= seconds && seconds < untilMs / 1000);
   return new uPlot(
     {
       title,
@@ -118,6 +146,7 @@ export function policyChart(result, title, width, holder) {
         wait: waitScale(),
       },
       axes: axes(levelLabel),
+      hooks: { drawClear: [blockedBands(blockedPeriods)] },
       series: [
         { label: 'time (s)' },
         {
@@ -129,14 +158,29 @@ export function policyChart(result, title, width, holder) {
           points: { show: false },
         },
         {
-          label: policy.kind === 'token-bucket' ? 'capacity' : 'limit',
+          label: LIMIT_LABELS[policy.kind] ?? 'limit',
           stroke: COLORS.limit,
           dash: [6, 4],
           points: { show: false },
         },
         pointSeries('admitted', COLORS.allowed),
-        pointSeries('rejected', COLORS.rejected),
+        pointSeries(lockout ? 'rejected by the policy' : 'rejected', COLORS.rejected),
         pointSeries('Retry-After (s)', COLORS.wait, 'wait', 6),
+        ...(lockout
+          ? [
+              pointSeries('rejected while locked out', COLORS.lockout),
+              // No data of its own: its legend says whether the client is locked out at the cursor.
+              {
+                label: 'locked out',
+                stroke: COLORS.lockout,
+                fill: COLORS.lockoutBand,
+                paths: () => null,
+                points: { show: false },
+                value: (u, _value, _series, idx) =>
+                  idx === null ? '—' : blockedAt(u.data[0][idx]) ? 'yes' : 'no',
+              },
+            ]
+          : []),
       ],
     },
     chartData(result),

@@ -1,4 +1,4 @@
-// The forms' choices: the policy kinds and traffic patterns the page offers, with their fields and defaults.
+// The forms' choices: the policy kinds, lockout, traffic patterns and request durations the page offers, with defaults.
 
 /** Policy kinds and their fields: [option, label, default]. Durations accept ms or strings such as '10s'. */
 export const POLICY_KINDS = {
@@ -28,6 +28,32 @@ export const POLICY_KINDS = {
     fields: [
       ['capacity', 'Capacity', '5'],
       ['refillPerSecond', 'Refill per second', '1'],
+    ],
+  },
+  concurrency: {
+    label: 'Concurrency limit',
+    fields: [
+      ['max', 'Max in flight', '2'],
+      ['leaseMs', 'Lease (ms or 30s)', '30s'],
+    ],
+  },
+};
+
+/** The lockout a policy card can add (the limiter's `blockMs`): off until ticked, this long when on. */
+export const LOCKOUT_DEFAULT = '10s';
+
+/** How long each admitted request takes, for concurrency limits: sent as the scenario's `service`. */
+export const SERVICE_KINDS = {
+  fixed: {
+    label: 'Fixed',
+    fields: [['durationMs', 'Each takes (ms or 2s)', '2s']],
+  },
+  uniform: {
+    label: 'Random in a range',
+    fields: [
+      ['minMs', 'From (ms or 1s)', '500'],
+      ['maxMs', 'To (ms or 3s)', '3s'],
+      ['seed', 'Seed', '1'],
     ],
   },
 };

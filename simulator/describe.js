@@ -7,13 +7,29 @@ export function formatDuration(ms) {
   return `${ms} ms`;
 }
 
-/** The policy as the server built it (durations in ms, a bucket's refill as its time from empty to full). */
-export function describePolicy(policy) {
-  const label = POLICY_KINDS[policy.kind].label;
-  if (policy.kind === 'token-bucket') {
-    return policy.windowMs > 0
-      ? `${label}: capacity ${policy.limit}, empty to full in ${formatDuration(policy.windowMs)}`
-      : `${label}: capacity ${policy.limit}, never refills`;
+/**
+ * A simulated limiter as the server built it (durations in ms, a bucket's refill as its time from empty to full):
+ * its policy, then its lockout when it has one.
+ */
+export function describePolicy({ policy, blockMs }) {
+  const lockout =
+    blockMs === undefined
+      ? ''
+      : blockMs > 0
+        ? `, locked out ${formatDuration(blockMs)} after a denial`
+        : ', no lockout (0 ms)';
+  return `${POLICY_KINDS[policy.kind].label}: ${describeLimit(policy)}${lockout}`;
+}
+
+function describeLimit(policy) {
+  switch (policy.kind) {
+    case 'token-bucket':
+      return policy.windowMs > 0
+        ? `capacity ${policy.limit}, empty to full in ${formatDuration(policy.windowMs)}`
+        : `capacity ${policy.limit}, never refills`;
+    case 'concurrency':
+      return `${policy.limit} in flight, leases of ${formatDuration(policy.leaseMs)}`;
+    default:
+      return `${policy.limit} per ${formatDuration(policy.windowMs)}`;
   }
-  return `${label}: ${policy.limit} per ${formatDuration(policy.windowMs)}`;
 }

@@ -1,12 +1,15 @@
-// The scenario form: the policy cards and the traffic pattern's fields, read into a body for POST /api/simulate.
-import { PATTERNS, POLICY_KINDS } from './choices.js';
+// The scenario form: the policy cards, the traffic pattern's and request duration's fields, read into a POST body.
+import { LOCKOUT_DEFAULT, PATTERNS, POLICY_KINDS, SERVICE_KINDS } from './choices.js';
 import { $, el } from './dom.js';
 
-/** The policy cards as typed, keyed by option, so a card switched between window kinds keeps its limit and window. */
+/**
+ * The policy cards as typed, keyed by option, so a card switched between window kinds keeps its limit and window;
+ * `lockout` is the card's lockout tickbox and `blockMs` its length as typed.
+ */
 const policies = [
-  { kind: 'fixed-window', values: {} },
-  { kind: 'sliding-window', values: {} },
-  { kind: 'token-bucket', values: {} },
+  { kind: 'fixed-window', values: {}, lockout: false, blockMs: LOCKOUT_DEFAULT },
+  { kind: 'sliding-window', values: {}, lockout: false, blockMs: LOCKOUT_DEFAULT },
+  { kind: 'token-bucket', values: {}, lockout: false, blockMs: LOCKOUT_DEFAULT },
 ];
 
 /** Form text to JSON as typed: numbers stay numbers, anything else goes as a string for the library to judge. */
@@ -63,14 +66,45 @@ export function renderPolicies() {
         el('div', { class: 'policy-head' }, el('strong', {}, `Policy ${i + 1}`), remove),
         el('label', { class: 'field' }, el('span', {}, 'Algorithm'), kindSelect),
         ...fields,
+        lockoutFields(policy, i),
       );
     }),
   );
   $('#add-policy').disabled = policies.length >= 4;
+  // Only a concurrency limit holds a request for its duration.
+  $('#service').hidden = !policies.some((policy) => policy.kind === 'concurrency');
+}
+
+/** The card's lockout: a tickbox, and its length, typed only while ticked. */
+function lockoutFields(policy, i) {
+  const toggle = el('input', {
+    type: 'checkbox',
+    'data-testid': `policy-${i}-lockout`,
+    checked: policy.lockout,
+  });
+  const length = el('input', {
+    'data-testid': `policy-${i}-blockMs`,
+    'aria-label': `Policy ${i + 1} lockout length`,
+    value: policy.blockMs,
+    disabled: !policy.lockout,
+  });
+  toggle.addEventListener('change', () => {
+    policy.lockout = toggle.checked;
+    length.disabled = !toggle.checked;
+  });
+  length.addEventListener('input', () => {
+    policy.blockMs = length.value;
+  });
+  return el(
+    'div',
+    { class: 'field lockout' },
+    el('label', { class: 'check' }, toggle, el('span', {}, 'Lock out after a denial for (ms or 10s)')),
+    length,
+  );
 }
 
 export function addPolicy() {
-  policies.push({ kind: 'sliding-window-counter', values: {} });
+  policies.push({ kind: 'sliding-window-counter', values: {}, lockout: false, blockMs: LOCKOUT_DEFAULT });
   renderPolicies();
 }
 
@@ -80,7 +114,28 @@ function policySpec(policy) {
     const value = jsonValue(policy.values[option] ?? fallback);
     if (value !== undefined) spec[option] = value;
   }
+  if (policy.lockout) spec.blockMs = jsonValue(policy.blockMs) ?? '';
   return spec;
+}
+
+export function renderServiceKinds() {
+  $('#service-kind').replaceChildren(
+    ...Object.entries(SERVICE_KINDS).map(([kind, { label }]) => el('option', { value: kind }, label)),
+  );
+}
+
+export function renderServiceParams() {
+  const { fields } = SERVICE_KINDS[$('#service-kind').value];
+  $('#service-params').replaceChildren(
+    ...fields.map(([option, label, fallback]) =>
+      el(
+        'label',
+        { class: 'field' },
+        el('span', {}, label),
+        el('input', { 'data-testid': `service-${option}`, name: option, value: fallback }),
+      ),
+    ),
+  );
 }
 
 export function renderPatternKinds() {
@@ -128,11 +183,19 @@ export function scenario() {
     const text = $('#pattern-params textarea').value.trim();
     body.arrivals = text === '' ? [] : text.split(/[\s,;]+/).map((t) => jsonValue(t) ?? t);
   } else {
-    body.pattern = { kind };
-    for (const input of $('#pattern-params').querySelectorAll('input')) {
-      const value = jsonValue(input.value);
-      if (value !== undefined) body.pattern[input.name] = value;
-    }
+    body.pattern = { kind, ...inputValues('#pattern-params') };
   }
+  if (!$('#service').hidden)
+    body.service = { kind: $('#service-kind').value, ...inputValues('#service-params') };
   return body;
+}
+
+/** The filled-in inputs under `selector`, by name. */
+function inputValues(selector) {
+  const values = {};
+  for (const input of $(selector).querySelectorAll('input')) {
+    const value = jsonValue(input.value);
+    if (value !== undefined) values[input.name] = value;
+  }
+  return values;
 }

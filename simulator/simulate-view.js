@@ -46,41 +46,64 @@ export async function runSimulation() {
 
 function renderSummary(answer) {
   $('#summary-body').replaceChildren(
-    ...answer.policies.map(({ policy, summary }, i) => {
+    ...answer.policies.map((result, i) => {
+      const { policy, summary } = result;
       const cell = (name, ...content) =>
         el('td', { class: 'num', 'data-testid': `summary-${i}-${name}` }, ...content);
+      const muted = (name, text) =>
+        el('span', { class: 'muted', 'data-testid': `summary-${i}-${name}` }, text);
       return el(
         'tr',
         { 'data-testid': `summary-${i}` },
         el(
           'th',
           { scope: 'row', 'data-testid': `summary-${i}-policy` },
-          `${i + 1}. ${describePolicy(policy)}`,
+          `${i + 1}. ${describePolicy(result)}`,
         ),
         cell('admitted', String(summary.admitted)),
-        cell('rejected', String(summary.rejected)),
         cell(
-          'max-in-window',
-          String(summary.maxAdmittedInWindow),
-          el(
-            'span',
-            { class: 'muted' },
-            policy.windowMs > 0 ? ` in ${formatDuration(policy.windowMs)}` : ' in the whole run',
-          ),
+          'rejected',
+          String(summary.rejected),
+          summary.rejectedByLockout === undefined
+            ? undefined
+            : muted('locked-out', ` (${summary.rejectedByLockout} while locked out)`),
         ),
+        policy.kind === 'concurrency'
+          ? inFlightCell(cell, muted, summary)
+          : windowCell(cell, policy, summary),
         cell(
           'longest-wait',
           `${summary.longestRetryAfterMs} ms`,
           summary.rejectedForever > 0
-            ? el(
-                'span',
-                { class: 'muted', 'data-testid': `summary-${i}-never` },
-                ` (+${summary.rejectedForever} told never)`,
-              )
+            ? muted('never', ` (+${summary.rejectedForever} told never)`)
             : undefined,
         ),
       );
     }),
+  );
+}
+
+function windowCell(cell, policy, summary) {
+  return cell(
+    'max-in-window',
+    String(summary.maxAdmittedInWindow),
+    el(
+      'span',
+      { class: 'muted' },
+      policy.windowMs > 0 ? ` in ${formatDuration(policy.windowMs)}` : ' in the whole run',
+    ),
+  );
+}
+
+/** A concurrency limit has no window: the most requests it let run at once, and any that outlived their lease. */
+function inFlightCell(cell, muted, summary) {
+  return cell(
+    'max-in-flight',
+    String(summary.maxInFlight),
+    el('span', { class: 'muted' }, ' in flight at once'),
+    summary.leaseExpiries > 0
+      ? muted('lease-expiries', ` (${summary.leaseExpiries} outlived their lease)`)
+      : undefined,
   );
 }
 
@@ -92,7 +115,7 @@ function renderCharts(answer) {
   charts = answer.policies.map((result, i) => {
     const holder = el('figure', { class: 'chart', 'data-testid': `chart-${i}` });
     container.append(holder);
-    return policyChart(result, `${i + 1}. ${describePolicy(result.policy)}`, width, holder);
+    return policyChart(result, `${i + 1}. ${describePolicy(result)}`, width, holder);
   });
 }
 

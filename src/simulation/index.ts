@@ -8,15 +8,17 @@ export {
   random,
   steady,
 } from './arrivals.js';
+export type { LimiterSpec } from './limiter-spec.js';
 export type { PatternKind, PatternSpec } from './pattern-spec.js';
 export { type PolicySpec, policyFromSpec } from './policy-spec.js';
+export type { BlockedPeriod, LevelSample } from './run.js';
 export type { SimulationInput } from './scenario.js';
+export type { ServiceSpec } from './service-spec.js';
 export {
-  type LevelSample,
   type PolicySimulation,
   type Simulation,
   type SimulationLimits,
   simulate,
 } from './simulate.js';
-export type { SimulationSummary, TimelineEntry } from './summary.js';
+export type { Release, SimulationSummary, TimelineEntry } from './summary.js';
 export { simulationWork } from './work.js';

@@ -1,6 +1,6 @@
-// A policy's run in a few figures: what it admitted and rejected, its densest window, and the waits it told.
+// A limiter's run in a few figures: what it admitted and rejected, its densest window, the waits it told, its lockouts and slots.
 
-/** One request and what the policy told it. */
+/** One request and what the limiter told it. */
 export interface TimelineEntry {
   readonly timeMs: number;
   readonly allowed: boolean;
@@ -9,6 +9,20 @@ export interface TimelineEntry {
   readonly retryAfterMs: number;
   /** The policy's level right after this request: see `PolicySimulation.level`. */
   readonly level: number;
+  /**
+   * On a denial: `'lockout'` when the identifier was already locked out (whatever the policy would have said),
+   * `'policy'` when the policy denied it (which starts a lockout, when there is one).
+   */
+  readonly deniedBy?: 'policy' | 'lockout';
+}
+
+/** An admitted request's slot given back when its service time ends (a refund naming its lease). */
+export interface Release {
+  readonly timeMs: number;
+  /** Slots held right after it. */
+  readonly level: number;
+  /** The lease had expired before the request finished: its slot was already free, and the release freed nothing. */
+  readonly leaseExpired?: true;
 }
 
 export interface SimulationSummary {
@@ -16,16 +30,38 @@ export interface SimulationSummary {
   readonly rejected: number;
   /**
    * The most requests admitted in any span shorter than the policy's nominal window `windowMs` (the span a
-   * sliding window log counts, `(t - windowMs, t]`); the whole run for a token bucket that never refills.
+   * sliding window log counts, `(t - windowMs, t]`); the whole run for a policy without one (a token bucket that
+   * never refills, a concurrency limit).
    */
   readonly maxAdmittedInWindow: number;
   /** The longest `retryAfterMs` a rejected client was told; 0 when none was told to wait. */
   readonly longestRetryAfterMs: number;
   /** Rejections told that no wait would help (`retryAfterMs` -1): not counted in `longestRetryAfterMs`. */
   readonly rejectedForever: number;
+  /** With a lockout: the rejections while locked out (`deniedBy: 'lockout'`); the others were the policy's. */
+  readonly rejectedByLockout?: number;
+  /** For a concurrency limit: the most slots held at once (by the policy's count, right after each request). */
+  readonly maxInFlight?: number;
+  /** For a concurrency limit: releases that found their lease expired (the request outlived `leaseMs`). */
+  readonly leaseExpiries?: number;
 }
 
-export function summarize(timeline: readonly TimelineEntry[], windowMs: number): SimulationSummary {
+export interface RunRecord {
+  readonly timeline: readonly TimelineEntry[];
+  readonly releases: readonly Release[];
+  /** The policy's nominal window, 0 for none. */
+  readonly windowMs: number;
+  readonly lockout: boolean;
+  readonly concurrency: boolean;
+}
+
+export function summarize({
+  timeline,
+  releases,
+  windowMs,
+  lockout,
+  concurrency,
+}: RunRecord): SimulationSummary {
   const admittedAt = timeline.filter((e) => e.allowed).map((e) => e.timeMs);
   let maxAdmittedInWindow = windowMs === 0 ? admittedAt.length : 0;
   if (windowMs > 0) {
@@ -37,11 +73,21 @@ export function summarize(timeline: readonly TimelineEntry[], windowMs: number):
     }
   }
   const rejected = timeline.filter((e) => !e.allowed);
-  return {
+  const summary: SimulationSummary = {
     admitted: admittedAt.length,
     rejected: rejected.length,
     maxAdmittedInWindow,
     longestRetryAfterMs: rejected.reduce((longest, e) => Math.max(longest, e.retryAfterMs), 0),
     rejectedForever: rejected.filter((e) => e.retryAfterMs < 0).length,
+  };
+  return {
+    ...summary,
+    ...(lockout ? { rejectedByLockout: rejected.filter((e) => e.deniedBy === 'lockout').length } : {}),
+    ...(concurrency
+      ? {
+          maxInFlight: timeline.reduce((most, e) => Math.max(most, e.level), 0),
+          leaseExpiries: releases.filter((r) => r.leaseExpired).length,
+        }
+      : {}),
   };
 }

@@ -3,8 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TollgateError } from '../errors.js';
 import { argumentError } from '../simulation/argument-error.js';
 import { generateArrivals } from '../simulation/arrivals.js';
+import type { LimiterSpec } from '../simulation/limiter-spec.js';
 import type { PatternSpec } from '../simulation/pattern-spec.js';
-import type { PolicySpec } from '../simulation/policy-spec.js';
+import type { ServiceSpec } from '../simulation/service-spec.js';
 import { type Simulation, simulate } from '../simulation/simulate.js';
 import { RefusedBody, readJsonBody, refuseBody, sendJson } from './http-json.js';
 
@@ -16,7 +17,8 @@ export const MAX_SIMULATED_POLICIES = 4;
  * The most `simulationWork` one request may ask for, refused before anything runs: the endpoint is not rate
  * limited, and a simulation holds the event loop. Measured on a 2-core machine, the heaviest scenario it admits
  * (four sliding window logs of limit 302 at cost 302, each of 20,000 arrivals emptying and refilling the log)
- * answers in about 0.3 s; the page's patterns at their defaults need under 25,000.
+ * answers in about 0.3 s, and so do four concurrency limits of 19 slots held all along over 20,000 arrivals; the
+ * page's patterns at their defaults need under 30,000, lockouts and concurrency limits included.
  */
 export const MAX_SIMULATION_WORK = 25_000_000;
 /** A scenario at the arrival cap, pasted as JSON, takes well under this. */
@@ -27,6 +29,7 @@ interface SimulateRequest {
   readonly arrivals?: unknown;
   readonly pattern?: unknown;
   readonly cost?: unknown;
+  readonly service?: unknown;
 }
 
 /**
@@ -48,12 +51,12 @@ export async function answerSimulate(req: IncomingMessage, res: ServerResponse):
   }
 }
 
-/** `{ policies, cost?, pattern | arrivals }` to `simulate()`'s output, or a TollgateError. */
+/** `{ policies, cost?, service?, pattern | arrivals }` to `simulate()`'s output, or a TollgateError. */
 function runScenario(body: unknown): Simulation {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw argumentError('the body must be a JSON object { policies, pattern | arrivals, cost? }');
+    throw argumentError('the body must be a JSON object { policies, pattern | arrivals, cost?, service? }');
   }
-  const { policies, arrivals, pattern, cost } = body as SimulateRequest;
+  const { policies, arrivals, pattern, cost, service } = body as SimulateRequest;
   if (Array.isArray(policies) && policies.length > MAX_SIMULATED_POLICIES) {
     throw argumentError(`at most ${MAX_SIMULATED_POLICIES} policies can be compared at once`);
   }
@@ -67,9 +70,10 @@ function runScenario(body: unknown): Simulation {
   }
   return simulate(
     {
-      policies: policies as PolicySpec[],
+      policies: policies as LimiterSpec[],
       arrivals: times as number[],
       ...(cost === undefined ? {} : { cost: cost as number }),
+      ...(service === undefined ? {} : { service: service as ServiceSpec }),
     },
     { maxWork: MAX_SIMULATION_WORK },
   );

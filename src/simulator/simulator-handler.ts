@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import { isStore, type Store } from '../stores/store.js';
 import { knownKeys, loggerOption } from '../validate.js';
 import { sendJson } from './http-json.js';
-import { LIVE_ROUTES } from './live-routes.js';
+import { LIVE_ROUTES, type LiveRoute, liveLimiter } from './live-routes.js';
 import { PAGE_FILES, sendPageFile } from './page-files.js';
 import { answerSimulate } from './simulate-endpoint.js';
 
@@ -62,7 +62,7 @@ async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  live: ReadonlyMap<string, NodeRateLimit>,
+  live: ReadonlyMap<string, LiveLimit>,
 ): Promise<boolean> {
   if (req.method === 'POST' && path === '/api/simulate') {
     await answerSimulate(req, res);
@@ -79,9 +79,13 @@ async function answer(
     sendJson(res, 200, LIVE_MENU);
     return true;
   }
-  const limit = live.get(path);
-  if (limit === undefined) return false;
-  if (await limit(req, res)) sendJson(res, 200, { ok: true, route: path });
+  const route = live.get(path);
+  if (route === undefined) return false;
+  if (await route.limit(req, res)) {
+    // A slow route works before it answers; the node:http adapter ends what the request holds once it is sent.
+    if (route.holdMs > 0) await new Promise((done) => setTimeout(done, route.holdMs));
+    sendJson(res, 200, { ok: true, route: path });
+  }
   return true;
 }
 
@@ -90,12 +94,20 @@ function clientGone(req: IncomingMessage, error: unknown): boolean {
   return (req.destroyed && !req.complete) || (error as NodeJS.ErrnoException | null)?.code === 'ECONNRESET';
 }
 
-function liveLimits(store: Store | undefined, logger: Logger): ReadonlyMap<string, NodeRateLimit> {
+interface LiveLimit {
+  readonly limit: NodeRateLimit;
+  readonly holdMs: number;
+}
+
+function liveLimits(store: Store | undefined, logger: Logger): ReadonlyMap<string, LiveLimit> {
   if (store === undefined) return new Map();
   if (!isStore(store)) {
     throw configError('liveStore', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
   }
   return new Map(
-    LIVE_ROUTES.map(({ path, scope, policy }) => [path, rateLimit({ policy, scope, store, logger })]),
+    LIVE_ROUTES.map((route: LiveRoute) => [
+      route.path,
+      { limit: rateLimit({ limiter: liveLimiter(route, store), logger }), holdMs: route.holdMs ?? 0 },
+    ]),
   );
 }

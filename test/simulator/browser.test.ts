@@ -1,4 +1,4 @@
-// The simulator page in headless Chromium: the boundary burst on fixed vs sliding window, figures checked against simulate().
+// The simulator page in headless Chromium: fixed vs sliding window, a concurrency limit and a lockout, checked against simulate().
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
@@ -9,7 +9,13 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createDemoApp } from '../../demo/demo-app.js';
-import { boundaryBurst, type PolicySpec, simulate } from '../../src/simulation/index.js';
+import {
+  boundaryBurst,
+  type LimiterSpec,
+  type PolicySpec,
+  simulate,
+  steady,
+} from '../../src/simulation/index.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -42,6 +48,30 @@ async function cellNumber(page: Page, testId: string): Promise<number> {
   const value = Number.parseInt(text, 10);
   assert.ok(Number.isInteger(value), `${testId} shows "${text}"`);
   return value;
+}
+
+/** The lockout bands' colour as the chart paints it (rgba(130, 80, 223, 0.14) on a clear canvas). */
+const BAND = { r: 130, g: 80, b: 223, a: Math.round(0.14 * 255) };
+
+/**
+ * How many pixels of a chart's canvas are the lockout band's colour, where nothing is drawn over it. (No function
+ * is declared inside: tsx would name it with a helper the page does not have.)
+ */
+function bandPixels(page: Page, testId: string): Promise<number> {
+  return page.evaluate(
+    ([selector, band]) => {
+      const canvas = document.querySelector(selector) as HTMLCanvasElement;
+      const context = canvas.getContext('2d') as CanvasRenderingContext2D;
+      const { data } = context.getImageData(0, 0, canvas.width, canvas.height);
+      const wanted = [band.r, band.g, band.b, band.a];
+      let count = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (wanted.every((value, j) => Math.abs((data[i + j] as number) - value) <= 8)) count++;
+      }
+      return count;
+    },
+    [`[data-testid="${testId}"] canvas`, BAND] as const,
+  );
 }
 
 suite(() => {
@@ -139,6 +169,70 @@ suite(() => {
       String(await status.textContent()),
       /policy 1: `limit` must be a non-negative integer.*ERR_TOLLGATE_CONFIG/,
     );
+  });
+
+  it('draws a concurrency limit’s requests in flight against its max, and a lockout’s blocked periods', async () => {
+    await page.getByTestId('policy-0-kind').selectOption('concurrency');
+    await page.getByTestId('policy-0-max').fill('2');
+    await page.getByTestId('policy-0-leaseMs').fill('30s');
+    await page.getByTestId('policy-1-kind').selectOption('fixed-window');
+    await page.getByTestId('policy-1-limit').fill('3');
+    await page.getByTestId('policy-1-windowMs').fill('2s');
+    await page.getByTestId('policy-1-lockout').check();
+    await page.getByTestId('policy-1-blockMs').fill('5s');
+    await page.getByTestId('pattern-kind').selectOption('steady');
+    await page.getByTestId('pattern-ratePerSecond').fill('2');
+    await page.getByTestId('pattern-durationMs').fill('20s');
+    // The request duration is offered once a card is a concurrency limit.
+    await page.getByTestId('service-kind').selectOption('fixed');
+    await page.getByTestId('service-durationMs').fill('1500');
+    await page.getByTestId('run').click();
+    await page.locator('[data-testid="sim-status"][data-state="done"]').waitFor();
+
+    const policies: LimiterSpec[] = [
+      { kind: 'concurrency', max: 2, leaseMs: '30s' },
+      { kind: 'fixed-window', limit: 3, windowMs: '2s', blockMs: '5s' },
+    ];
+    const expected = simulate({
+      policies,
+      arrivals: steady(2, 20_000),
+      service: { kind: 'fixed', durationMs: 1500 },
+    });
+    const [concurrent, locked] = expected.policies.map((p) => p.summary);
+    assert.ok(concurrent && locked);
+    assert.equal(await cellNumber(page, 'summary-0-admitted'), concurrent.admitted);
+    assert.equal(await cellNumber(page, 'summary-0-rejected'), concurrent.rejected);
+    assert.equal(await cellNumber(page, 'summary-0-max-in-flight'), 2);
+    assert.equal(concurrent.maxInFlight, 2);
+    assert.equal(await cellNumber(page, 'summary-1-admitted'), locked.admitted);
+    assert.equal(await cellNumber(page, 'summary-1-rejected'), locked.rejected);
+    assert.match(
+      String(await page.getByTestId('summary-1-locked-out').textContent()),
+      new RegExp(`^ \\(${locked.rejectedByLockout} while locked out\\)$`),
+    );
+    assert.ok((locked.rejectedByLockout ?? 0) > 0);
+    assert.match(
+      String(await page.getByTestId('summary-1-policy').textContent()),
+      /locked out 5 s after a denial/,
+    );
+
+    // The concurrency chart plots requests in flight against its max, and has no lockout to shade.
+    const legend = async (i: number) =>
+      (await page.locator(`[data-testid="chart-${i}"] .u-legend .u-label`).allTextContents()).join('|');
+    assert.match(await legend(0), /requests in flight\|max in flight/);
+    assert.doesNotMatch(await legend(0), /locked out/);
+    assert.equal(await bandPixels(page, 'chart-0'), 0);
+    // The lockout chart shades its blocked periods and tells its two kinds of rejection apart.
+    assert.match(
+      await legend(1),
+      /rejected by the policy\|Retry-After \(s\)\|rejected while locked out\|locked out/,
+    );
+    const blocked = expected.policies[1]?.blockedPeriods ?? assert.fail();
+    assert.ok(blocked.length >= 2);
+    const shaded = await bandPixels(page, 'chart-1');
+    // Each band is 5 s of a 22 s axis across a plot some 1,300 px wide and 150 px high.
+    assert.ok(shaded > blocked.length * 20_000, `${shaded} shaded pixels`);
+    assert.deepEqual(pageErrors, []);
   });
 
   it('live mode plots real responses from a rate-limited demo route', async () => {

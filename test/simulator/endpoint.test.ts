@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createDemoApp } from '../../demo/demo-app.js';
 import {
   boundaryBurst,
+  type LimiterSpec,
   type PolicySpec,
   random,
   type SimulationInput,
@@ -82,6 +83,70 @@ describe('POST /api/simulate', () => {
     assert.deepEqual(json, JSON.parse(JSON.stringify(simulate(input))));
   });
 
+  it('answers a concurrency limit and a lockout with exactly what simulate() computes', async () => {
+    const policies: LimiterSpec[] = [
+      { kind: 'concurrency', max: 2, leaseMs: '30s' },
+      { kind: 'fixed-window', limit: 3, windowMs: '2s', blockMs: '5s' },
+    ];
+    const service = { kind: 'uniform', minMs: 500, maxMs: '3s', seed: 1 } as const;
+    const { status, json } = await post({
+      policies,
+      pattern: { kind: 'random', meanRatePerSecond: 1, durationMs: '40s', seed: 1 },
+      service,
+    });
+    assert.equal(status, 200);
+    const expected = simulate({ policies, arrivals: random(1, 40_000, 1), service });
+    assert.deepEqual(json, JSON.parse(JSON.stringify(expected)));
+    // The figures the page draws: slots held against max, and the lockouts.
+    const [concurrent, locked] = expected.policies;
+    assert.equal(concurrent?.summary.maxInFlight, 2);
+    assert.ok((concurrent?.releases.length ?? 0) > 0);
+    assert.ok((locked?.blockedPeriods.length ?? 0) > 0);
+    assert.ok((locked?.summary.rejectedByLockout ?? 0) > 0);
+  });
+
+  it('answers a bad concurrency or lockout scenario with 400 naming the field', async () => {
+    const concurrent = { kind: 'concurrency', max: 2, leaseMs: '30s' };
+    const cases: [unknown, string, string][] = [
+      [
+        { policies: [concurrent], arrivals: [0] },
+        'service',
+        '`service` is required to simulate a concurrency policy',
+      ],
+      [
+        { policies: [concurrent], arrivals: [0], service: { kind: 'fixed', durationMs: 'long' } },
+        'durationMs',
+        'service: `durationMs` must be a positive whole number',
+      ],
+      [
+        { policies: [concurrent], arrivals: [0], service: { kind: 'uniform', minMs: 5, maxMs: 1, seed: 0 } },
+        'maxMs',
+        'service: `maxMs` must not be below `minMs`',
+      ],
+      [
+        {
+          policies: [{ ...concurrent, max: 'two' }],
+          arrivals: [0],
+          service: { kind: 'fixed', durationMs: 1 },
+        },
+        'max',
+        'policy 1: `max` must be a non-negative integer',
+      ],
+      [
+        { policies: [POLICIES[0], { ...POLICIES[1], blockMs: '-5s' }], arrivals: [0] },
+        'blockMs',
+        'policy 2: `blockMs` must be a positive whole number',
+      ],
+    ];
+    for (const [body, option, message] of cases) {
+      const { status, json } = await post(body);
+      assert.equal(status, 400, JSON.stringify(json));
+      assert.equal(json.code, 'ERR_TOLLGATE_CONFIG');
+      assert.equal(json.option, option);
+      assert.ok(String(json.error).startsWith(message), String(json.error));
+    }
+  });
+
   it('answers a bad policy spec with 400 and the library message, code and option', async () => {
     const { status, json } = await post({
       policies: [POLICIES[0], { kind: 'token-bucket', capacity: -2, refillPerSecond: 1 }],
@@ -155,8 +220,17 @@ describe('POST /api/simulate', () => {
       window('sliding-window-counter'),
       { kind: 'token-bucket', capacity: 5, refillPerSecond: 1 },
     ];
+    // A concurrency limit and a lockout at the page's defaults, with its default request duration.
+    const shaping: LimiterSpec[] = [
+      { kind: 'concurrency', max: 2, leaseMs: '30s', blockMs: '10s' },
+      { ...window('fixed-window'), blockMs: '10s' },
+      { kind: 'token-bucket', capacity: 5, refillPerSecond: 1, blockMs: '10s' },
+      { ...window('sliding-window'), blockMs: '10s' },
+    ];
+    const service = { kind: 'uniform', minMs: 500, maxMs: '3s', seed: 1 } as const;
     for (const arrivals of [boundaryBurst(5, '10s'), random(1, '40s', 1), [0, 100, 200, 9900, 10_000]]) {
       assert.ok(simulationWork({ policies, arrivals }) < MAX_SIMULATION_WORK / 1000);
+      assert.ok(simulationWork({ policies: shaping, arrivals, service }) < 30_000);
     }
   });
 

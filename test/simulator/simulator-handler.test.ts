@@ -237,6 +237,53 @@ describe('simulatorHandler on node:http', () => {
   });
 });
 
+describe('simulatorHandler live routes with a lockout and a concurrency limit', () => {
+  let now = 1_700_000_000_000;
+  const store = new MemoryStore({ clock: () => now });
+  let server: Server;
+  let base: string;
+
+  before(async () => {
+    ({ server, base } = await listen(simulatorHandler({ liveStore: store })));
+  });
+
+  after(async () => {
+    await close(server);
+    store.close();
+  });
+
+  const route = (path: string) => LIVE_ROUTES.find((r) => r.path === path) ?? assert.fail(`no ${path}`);
+
+  it('locks a client out after a 429, even once its bucket has refilled, and lets it through after', async () => {
+    assert.equal(route('/api/lockout-test').blockMs, '15s');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await fetch(`${base}/api/lockout-test`)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+    // 3 s on, the bucket holds 3 tokens, and the bucket without a lockout would admit: this one does not.
+    now += 3000;
+    const blocked = await fetch(`${base}/api/lockout-test`);
+    assert.equal(blocked.status, 429);
+    assert.equal(blocked.headers.get('retry-after'), '12');
+    now += 12_000;
+    assert.equal((await fetch(`${base}/api/lockout-test`)).status, 200);
+  });
+
+  it('admits at most max requests in flight on the slow concurrency route, and frees a slot by its lease', async () => {
+    const { policy, holdMs } = route('/api/concurrency-test');
+    assert.equal(policy.kind, 'concurrency');
+    assert.ok((holdMs ?? 0) > 0);
+    // All three are decided at once, well before the first answers: two hold the slots, the third is refused.
+    const answers = await Promise.all([0, 1, 2].map(() => fetch(`${base}/api/concurrency-test`)));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 429]);
+    const refused = answers.find((r) => r.status === 429) ?? assert.fail();
+    assert.equal(refused.headers.get('ratelimit-remaining'), '0');
+    for (const answer of answers) await answer.arrayBuffer();
+    // Released or not, a slot is free once its lease has expired on the store's clock.
+    now += 10_000;
+    assert.equal((await fetch(`${base}/api/concurrency-test`)).status, 200);
+  });
+});
+
 describe('simulatorHandler without a live store', () => {
   it('serves the page and the route list, not the live routes, and passes the rest to next', async () => {
     const handler = simulatorHandler();
