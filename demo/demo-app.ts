@@ -10,7 +10,7 @@ import { createLimiter, type Limiter } from '../src/limiter.js';
 import { createMetrics } from '../src/metrics/create-metrics.js';
 import type { AnyPolicy } from '../src/policies/policy.js';
 import { tokenBucket } from '../src/policies/token-bucket.js';
-import { LIVE_ROUTES } from '../src/simulator/live-routes.js';
+import { LIVE_ROUTES, liveLimiter } from '../src/simulator/live-routes.js';
 import { simulatorHandler } from '../src/simulator/simulator-handler.js';
 import type { Store } from '../src/stores/store.js';
 import { createDemoLogger } from './demo-logger.js';
@@ -71,7 +71,7 @@ export function createDemoApp(options: DemoOptions): Express {
   };
   // The simulator's live mode routes (each algorithm side by side, bursts, a strict route), limited as
   // `tollgate simulate` limits them, and here also by the aggregate and logged and measured like every route.
-  const live = LIVE_ROUTES.map(({ path, scope, policy }) => ({ path, limiter: limiter(scope, policy) }));
+  const live = LIVE_ROUTES.map((route) => ({ ...route, limiter: liveLimiter(route, store) }));
   const limit = (chosen: Limiter, extra: Omit<ExpressRateLimitOptions, 'limiter'> = {}) =>
     rateLimit({
       limiter: chosen,
@@ -83,6 +83,13 @@ export function createDemoApp(options: DemoOptions): Express {
       },
       ...extra,
     });
+  // A route that stands for slow work answers after `holdMs`, so that requests overlap and hold their slots.
+  const held =
+    (holdMs = 0): express.RequestHandler =>
+    (_req, _res, next) => {
+      if (holdMs === 0) next();
+      else setTimeout(next, holdMs);
+    };
   const ok = (route: string) => (_req: express.Request, res: express.Response) => {
     res.json({ ok: true, route, server: serverId, timestamp: new Date().toISOString() });
   };
@@ -122,7 +129,7 @@ export function createDemoApp(options: DemoOptions): Express {
   app.get('/api/public-data', ok('/api/public-data'));
   // Mounted before every limited route, so it counts them all.
   app.use('/api', limit(limiters.global, { skip: (req) => UNLIMITED.has(req.originalUrl) }));
-  for (const route of live) app.get(route.path, limit(route.limiter), ok(route.path));
+  for (const route of live) app.get(route.path, limit(route.limiter), held(route.holdMs), ok(route.path));
   // Only the aggregate: next to /api/expensive's 5 per minute, what a route without a limit of its own gets.
   app.get('/api/cheap', ok('/api/cheap'));
   app.get(

@@ -1,4 +1,5 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
+import { lockedOut } from './policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
 import type { DegradedMode, StoreResponse } from './stores/store.js';
 
@@ -59,7 +60,8 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   const decisions: PolicyDecision[] = [];
   let binding: PolicyDecision | undefined;
   for (let i = 0; i < results.length; i++) {
-    const result = blockMs < 0 ? (results[i] as PolicyResult) : blocked(results[i] as PolicyResult, blockMs);
+    const result =
+      blockMs < 0 ? (results[i] as PolicyResult) : lockedOut(results[i] as PolicyResult, blockMs);
     const { remaining, resetMs, retryAfterMs } = result;
     const candidate = {
       allowed: result.allowed,
@@ -86,16 +88,6 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   if (blockMs >= 0) decision.blocked = true;
   if (!allowed && bound.retryAfterMs >= 0) decision.retryAfterMs = bound.retryAfterMs;
   return decision;
-}
-
-/** A policy's figures while its identifier is locked out: nothing left, and no retry before the block ends. */
-function blocked({ resetMs, retryAfterMs }: PolicyResult, blockMs: number): PolicyResult {
-  return {
-    allowed: false,
-    remaining: 0,
-    resetMs: resetMs < 0 ? resetMs : Math.max(resetMs, blockMs),
-    retryAfterMs: retryAfterMs < 0 ? retryAfterMs : Math.max(retryAfterMs, blockMs),
-  };
 }
 
 /** How long a policy's result makes the client wait, for ranking: an admission least, a wait no time cures most. */

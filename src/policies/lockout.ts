@@ -40,6 +40,19 @@ function transition(until: number | undefined, nowMs: number, write = false): Tr
   };
 }
 
+/**
+ * What a locked-out client is told of one of its policies: nothing left, and no retry (nor rest) before the block
+ * ends, unless the policy says no wait ever helps.
+ */
+export function lockedOut({ resetMs, retryAfterMs }: PolicyResult, blockMs: number): PolicyResult {
+  return {
+    allowed: false,
+    remaining: 0,
+    resetMs: resetMs < 0 ? resetMs : Math.max(resetMs, blockMs),
+    retryAfterMs: retryAfterMs < 0 ? retryAfterMs : Math.max(retryAfterMs, blockMs),
+  };
+}
+
 /** Extends a block, never shortens one: a lockout lifted early is `unblock()`'s job alone. */
 function block(until: number | undefined, nowMs: number, ms: number): Write<number> | undefined {
   const next = nowMs + ms;

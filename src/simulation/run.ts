@@ -1,6 +1,6 @@
 // One simulated limiter over the arrivals: its policy and lockout through evaluatePolicies, as a store evaluates them.
 import { type Evaluation, evaluatePolicies, type Operation } from '../policies/evaluate.js';
-import { lockout } from '../policies/lockout.js';
+import { lockedOut, lockout } from '../policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
 import type { SimulatedLimiter } from './limiter-spec.js';
 import type { Scenario } from './scenario.js';
@@ -105,7 +105,10 @@ export function runLimiter(
     if (started)
       blockedPeriods.push({ fromMs: timeMs, untilMs: timeMs + (block as PolicyResult).retryAfterMs });
     const deniedBy = block === undefined || block.allowed || started ? 'policy' : 'lockout';
-    timeline.push({ timeMs, allowed, ...told(own, block), level, deniedBy });
+    // What the client is told: the policy's own figures, or the lockout's view of them while it is locked out.
+    const { remaining, retryAfterMs } =
+      block === undefined || block.allowed ? own : lockedOut(own, block.retryAfterMs);
+    timeline.push({ timeMs, allowed, remaining, retryAfterMs, level, deniedBy });
   });
   advance(Number.POSITIVE_INFINITY);
   return { timeline, levels, releases, blockedPeriods };
@@ -113,19 +116,4 @@ export function runLimiter(
 
 function leaseOf(request: number): string {
   return `request-${request + 1}`;
-}
-
-/**
- * What a denied client is told, as the limiter's decision tells it: while locked out, nothing left and no retry
- * before the block ends (a wait no time cures still says so).
- */
-function told(
-  own: PolicyResult,
-  block: PolicyResult | undefined,
-): { remaining: number; retryAfterMs: number } {
-  if (block === undefined || block.allowed)
-    return { remaining: own.remaining, retryAfterMs: own.retryAfterMs };
-  const retryAfterMs =
-    own.retryAfterMs < 0 ? own.retryAfterMs : Math.max(own.retryAfterMs, block.retryAfterMs);
-  return { remaining: 0, retryAfterMs };
 }
