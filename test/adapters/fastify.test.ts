@@ -115,6 +115,40 @@ describe('Fastify per-route config.rateLimit', () => {
     }
   });
 
+  it("a route sharing the plugin's limiter inherits its refund options, and its lockout through that limiter", async () => {
+    // A fixed clock: the bucket refills, so a denial has a retry time, but not while the test runs.
+    const store = new MemoryStore({ clock: () => Date.UTC(2030, 0, 1), autoCleanup: false });
+    const app = Fastify();
+    const policy = tokenBucket({ capacity: 2, refillPerSecond: 1 });
+    await app.register(rateLimit, {
+      policy,
+      store,
+      scope: 'login',
+      blockMs: '15m',
+      skipSuccessfulRequests: true,
+    });
+    app.get<{ Querystring: { password?: string } }>(
+      '/login',
+      { config: { rateLimit: { cost: 1 } } },
+      async (request, reply) => reply.code(request.query.password === 'right' ? 200 : 401).send(),
+    );
+    const login = async (password: string) => {
+      const url = `/login?password=${password}`;
+      const reply = await app.inject({ url, remoteAddress: CLIENT });
+      // The refund follows the response: let it land before the next login.
+      await new Promise((resolve) => setImmediate(resolve));
+      return [reply.statusCode, reply.headers['retry-after']];
+    };
+    try {
+      for (let i = 0; i < 3; i++) assert.deepEqual(await login('right'), [200, undefined]);
+      assert.deepEqual(await login('wrong'), [401, undefined]);
+      assert.deepEqual(await login('wrong'), [401, undefined]);
+      assert.deepEqual(await login('right'), [429, '900']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('rejects a bad route config when the route is declared', async (t) => {
     const app = Fastify();
     t.after(() => app.close());
