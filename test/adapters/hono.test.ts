@@ -8,6 +8,7 @@ import { stream } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { rateLimit } from '../../src/adapters/hono.js';
 import { createLimiter } from '../../src/limiter.js';
+import { concurrency } from '../../src/policies/concurrency.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import {
@@ -95,6 +96,40 @@ describe('Hono without @hono/node-server (app.request, as in a Worker or a test)
     const [error] = logger.error.mock.calls[0]?.arguments ?? [];
     assert.equal((error as { code?: unknown }).code, 'ERR_TOLLGATE_CONFIG');
     assert.equal((error as { option?: unknown }).option, 'identifier');
+  });
+
+  it('ends what a request holds once the app has returned its Response: a slot, a refund, a non-Error thrown', async () => {
+    const store = new MemoryStore({ clock: () => Date.UTC(2030, 0, 1), autoCleanup: false });
+    const policy = [tokenBucket({ capacity: 3, refillPerSecond: 1 }), concurrency({ max: 1, leaseMs: '1m' })];
+    const limiter = createLimiter({ policy, store });
+    const app = new Hono();
+    app.use(rateLimit({ limiter, identifier: () => 'client', skipFailedRequests: true }));
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    app.get('/held', async (c) => {
+      await held;
+      return c.text('done');
+    });
+    app.get('/failed', (c) => c.text('no', 500));
+    app.get('/thrown', () => {
+      throw 'not an Error';
+    });
+    const first = app.request('/held');
+    assert.equal((await app.request('/held')).status, 429);
+    letGo();
+    assert.equal((await first).status, 200);
+    assert.equal((await app.request('/failed')).status, 500);
+    await assert.rejects(
+      async () => app.request('/thrown'),
+      (thrown: unknown) => thrown === 'not an Error',
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    // One unit spent by the 200; the 429 spent nothing; the 500 and the throw were given back; no slot held.
+    const left = await limiter.peek('client', { cost: 0 });
+    assert.deepEqual(
+      left.policies.map((p) => p.remaining),
+      [2, 1],
+    );
   });
 
   it('puts the headers on a bare Response returned by the route', async () => {
