@@ -34,7 +34,11 @@ export interface Spent<Req> {
   readonly req: Req;
 }
 
-/** Called once a request is over: with its final status, or `undefined` when the connection closed first. */
+/**
+ * What an adapter calls once an admitted request is over: when its response has been sent, with the final status
+ * and the framework's response; when the connection closed first (or no response came), with undefined. Only the
+ * first call acts, so an adapter may call it from both events; it never throws.
+ */
 export type Complete<Res> = (status: number | undefined, res: Res) => void;
 
 /** The refund options, checked at wire-up; undefined when no request is ever refunded. */

@@ -89,11 +89,7 @@ export type GateOutcome<Res = unknown> =
       readonly action: 'next';
       readonly headers: Record<string, string>;
       readonly decision: Decision | undefined;
-      /**
-       * Present when the request holds something until it is over (a concurrency slot, a refund to decide): call
-       * it when the response has been sent, with its final status, or when the connection closed first, with
-       * undefined. Only its first call acts; it never throws.
-       */
+      /** Present when the request holds a concurrency slot or a refund to decide until it is over. */
       readonly complete?: Complete<Res>;
     }
   | {
