@@ -3,10 +3,14 @@
 /** Where the admin routes live unless `basePath` says otherwise. */
 export const DEFAULT_ADMIN_BASE_PATH = '/api/admin';
 
-/** An admin route as a path names it; `identifier` is the segment as sent, still percent-encoded. */
+/**
+ * An admin route as a path names it; `identifier` is the segment as sent, still percent-encoded (for unblock, the
+ * keyed hash that blocks lists).
+ */
 export type AdminRoute =
   | { readonly action: 'stats' }
-  | { readonly action: 'reset' | 'bucket'; readonly identifier: string }
+  | { readonly action: 'blocks' }
+  | { readonly action: 'reset' | 'bucket' | 'unblock'; readonly identifier: string }
   | { readonly action: 'unknown' };
 
 /** The scheme and authority of an absolute-form request target (`GET http://host/path`). */
@@ -39,21 +43,22 @@ export function adminRoute(target: string, basePath: string): AdminRoute | undef
   const path = normalizedPath(target);
   if (path !== basePath && !path.startsWith(`${basePath}/`)) return undefined;
   const [action, identifier, ...rest] = path.slice(basePath.length + 1).split('/');
-  if (action === 'stats' && identifier === undefined) return { action };
-  if ((action === 'reset' || action === 'bucket') && identifier !== undefined && rest.length === 0)
-    return { action, identifier };
+  if ((action === 'stats' || action === 'blocks') && identifier === undefined) return { action };
+  const named = action === 'reset' || action === 'bucket' || action === 'unblock';
+  if (named && identifier !== undefined && rest.length === 0) return { action, identifier };
   return { action: 'unknown' };
 }
 
 /**
  * What a log may show of a request path that is, or looks, under `basePath`: the admin route's template
- * (`/api/admin/reset/:identifier`), or `/api/admin/*` for anything else beginning with the base path, compared
- * without case (Express routes that way) in both the normalised and the sent spelling, whoever answered it.
- * Undefined for any other path.
+ * (`/api/admin/reset/:identifier`, `/api/admin/unblock/:hash`), or `/api/admin/*` for anything else beginning
+ * with the base path, compared without case (Express routes that way) in both the normalised and the sent
+ * spelling, whoever answered it. Undefined for any other path.
  */
 export function loggedAdminPath(target: string, basePath = DEFAULT_ADMIN_BASE_PATH): string | undefined {
   const route = adminRoute(target, basePath);
-  if (route?.action === 'stats') return `${basePath}/stats`;
+  if (route?.action === 'stats' || route?.action === 'blocks') return `${basePath}/${route.action}`;
+  if (route?.action === 'unblock') return `${basePath}/unblock/:hash`;
   if (route?.action === 'reset' || route?.action === 'bucket')
     return `${basePath}/${route.action}/:identifier`;
   const base = basePath.toLowerCase();

@@ -13,12 +13,13 @@ import type { Store } from '../stores/store.js';
 import { knownKeys, loggerOption, optionalFunction, positiveInteger } from '../validate.js';
 import { type AdminRoute, adminRoute, DEFAULT_ADMIN_BASE_PATH, normalizedPath } from './admin-path.js';
 import { bearerTokenCheck } from './bearer-token.js';
+import { blockSources, isIdentifierHash, liftBlock, listBlocks } from './blocks.js';
 import { collectStats } from './stats.js';
 
 export interface AdminOptions {
   /** The bearer token, 16 characters or more (e.g. `openssl rand -hex 24`). */
   readonly token: string;
-  /** The limiters reset and bucket act on, found by scope. */
+  /** The limiters reset, bucket, blocks and unblock act on, found by scope. */
   readonly limiters: readonly Limiter[];
   /** What stats lists. Default: the limiters' stores. */
   readonly store?: Store;
@@ -69,6 +70,10 @@ const UNAUTHORIZED: Answer = {
   headers: { 'WWW-Authenticate': 'Bearer' },
 };
 const NOT_FOUND: Answer = { status: 404, body: { error: 'Not Found' } };
+const CANNOT_LIST: Answer = {
+  status: 501,
+  body: { error: 'the store cannot list its keys (it has no keys())' },
+};
 
 export function createAdmin(options: AdminOptions): AdminHandler {
   if (typeof options !== 'object' || options === null)
@@ -98,21 +103,44 @@ export function createAdmin(options: AdminOptions): AdminHandler {
     scope: 'tollgate-admin-auth',
   });
 
+  /** The limiter `?scope=` names: undefined when there is no `?scope=`, null when no limiter has that scope. */
+  const scoped = (query: URLSearchParams): Limiter | null | undefined => {
+    const scope = query.get('scope');
+    return scope === null ? undefined : (limiters.get(scope) ?? null);
+  };
+
   const route = async (method: string, target: AdminRoute, query: URLSearchParams): Promise<Answer> => {
     if (target.action === 'unknown') return NOT_FOUND;
     if (target.action === 'stats') {
       if (method !== 'GET') return methodNotAllowed('GET');
-      if (listable === undefined)
-        return { status: 501, body: { error: 'the store cannot list its keys (it has no keys())' } };
+      if (listable === undefined) return CANNOT_LIST;
       const hashed = query.get('identifiers') === 'hashed';
       return { status: 200, body: await collectStats(listable, hashed ? hasher : undefined) };
     }
+    if (target.action === 'blocks') {
+      if (method !== 'GET') return methodNotAllowed('GET');
+      const chosen = scoped(query);
+      if (chosen === null) return noSuchScope(limiters);
+      const sources = blockSources(chosen === undefined ? [...limiters.values()] : [chosen]);
+      return sources === undefined ? CANNOT_LIST : { status: 200, body: await listBlocks(sources, hasher) };
+    }
+    if (target.action === 'unblock') {
+      // By the hash blocks lists: a stored identifier cannot be turned back into the identity it came from.
+      if (!isIdentifierHash(target.identifier))
+        return { status: 400, body: { error: 'the identifier must be a hash as blocks lists it' } };
+      const chosen = scoped(query);
+      if (chosen === null) return noSuchScope(limiters);
+      if (method !== 'POST') return methodNotAllowed('POST');
+      if (chosen === undefined) return scopeRequired(limiters);
+      const source = blockSources([chosen])?.[0];
+      if (source === undefined) return CANNOT_LIST;
+      const unblocked = await liftBlock(source, target.identifier, hasher);
+      return { status: 200, body: { scope: chosen.scope, identifier: target.identifier, unblocked } };
+    }
     const identity = identityOf(target.identifier, identify);
     if (identity === undefined) return { status: 400, body: { error: 'the identifier is not valid' } };
-    const scope = query.get('scope');
-    const chosen = scope === null ? undefined : limiters.get(scope);
-    if (scope !== null && chosen === undefined)
-      return { status: 404, body: { error: 'no limiter has that scope', scopes: [...limiters.keys()] } };
+    const chosen = scoped(query);
+    if (chosen === null) return noSuchScope(limiters);
     const identifier = hasher.hash(identity);
     if (target.action === 'reset') {
       if (method !== 'POST') return methodNotAllowed('POST');
@@ -121,8 +149,7 @@ export function createAdmin(options: AdminOptions): AdminHandler {
       return { status: 200, body: { identifier, reset: cleared.map((limiter) => limiter.scope) } };
     }
     if (method !== 'GET') return methodNotAllowed('GET');
-    if (chosen === undefined)
-      return { status: 400, body: { error: 'give ?scope=', scopes: [...limiters.keys()] } };
+    if (chosen === undefined) return scopeRequired(limiters);
     // Cost 0: the balance as it stands, without asking for (or spending) a unit.
     return {
       status: 200,
@@ -222,6 +249,14 @@ function bucketBody(scope: string, identifier: string, decision: Decision): unkn
       resetMs,
     })),
   };
+}
+
+function noSuchScope(limiters: Map<string, Limiter>): Answer {
+  return { status: 404, body: { error: 'no limiter has that scope', scopes: [...limiters.keys()] } };
+}
+
+function scopeRequired(limiters: Map<string, Limiter>): Answer {
+  return { status: 400, body: { error: 'give ?scope=', scopes: [...limiters.keys()] } };
 }
 
 function methodNotAllowed(allow: string): Answer {

@@ -1,89 +1,26 @@
-// The admin endpoints over real HTTP, on MemoryStore and on RedisStore: auth, throttle, stats, reset, bucket.
+// The admin endpoints over real HTTP, on MemoryStore and on RedisStore: auth, throttle, stats, reset, bucket (blocks: blocks.test.ts).
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { createServer } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
-import { after, before, describe, it, mock } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import express from 'express';
 import { adminMiddleware, createAdmin } from '../../src/admin/index.js';
 import { TollgateError } from '../../src/errors.js';
 import { createLimiter } from '../../src/limiter.js';
-import { fixedWindow } from '../../src/policies/fixed-window.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { RedisStore } from '../../src/stores/redis/index.js';
-import type { Store } from '../../src/stores/store.js';
-import { type ContractApp, listen, silentLogger } from '../contract/adapter-contract.js';
-import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
+import { listen, silentLogger } from '../contract/adapter-contract.js';
 import { describeWithRedis } from '../harness/suite.js';
-
-const TOKEN = 'correct-horse-battery-staple-42';
-const T0 = Date.UTC(2030, 0, 1);
-/** Identities that must never appear in admin output: an address, a plain API key, and one stored hashed. */
-const SECRETS = ['1.2.3.4', 'alice-secret-key', 'bob {braces} key'];
-
-type MakeStore = (clock: () => number) => Store;
-
-interface Fixture {
-  readonly app: ContractApp;
-  readonly clock: { now: number };
-  readonly api: ReturnType<typeof createLimiter>;
-  readonly login: ReturnType<typeof createLimiter>;
-  call(path: string, init?: { method?: string; token?: string | null }): Promise<Answer>;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  readonly json: Record<string, unknown>;
-}
-
-async function withFixture(makeStore: MakeStore, run: (fixture: Fixture) => Promise<void>): Promise<void> {
-  const clock = { now: T0 };
-  const store = makeStore(() => clock.now);
-  const api = createLimiter({
-    scope: 'api',
-    policy: tokenBucket({ capacity: 5, refillPerSecond: 0 }),
-    store,
-  });
-  // Two policies: keys `{login|id}:minute` and `{login|id}:hour`, so stats must count clients, not keys.
-  const login = createLimiter({
-    scope: 'login',
-    policy: [
-      fixedWindow({ limit: 3, windowMs: '1m', name: 'minute' }),
-      fixedWindow({ limit: 10, windowMs: '1h', name: 'hour' }),
-    ],
-    store,
-  });
-  const admin = createAdmin({
-    token: TOKEN,
-    limiters: [api, login],
-    clock: () => clock.now,
-    logger: silentLogger(),
-  });
-  const app = await listen(
-    createServer(async (req, res) => {
-      if (!(await admin(req, res))) res.writeHead(418).end();
-    }),
-  );
-  const call = async (path: string, init: { method?: string; token?: string | null } = {}) => {
-    const token = init.token === undefined ? TOKEN : init.token;
-    const response = await fetch(`${app.url}${path}`, {
-      method: init.method ?? 'GET',
-      headers: token === null ? {} : { Authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(5000),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, text, json: JSON.parse(text || '{}') };
-  };
-  try {
-    await run({ app, clock, api, login, call });
-  } finally {
-    await app.close();
-    await store.close?.();
-  }
-}
+import {
+  type Fixture,
+  type MakeStore,
+  memoryStores,
+  redisStores,
+  SECRETS,
+  TOKEN,
+  withFixture,
+} from './admin-fixture.js';
 
 function runAdminSuite(makeStore: () => MakeStore): void {
   const fixture = (run: (f: Fixture) => Promise<void>) => withFixture(makeStore(), run);
@@ -180,7 +117,7 @@ function runAdminSuite(makeStore: () => MakeStore): void {
       assert.deepEqual(one.json.reset, ['api']);
       assert.deepEqual(await left('1.2.3.4'), [5, 2]);
       const all = await call('/api/admin/reset/alice-secret-key', { method: 'POST' });
-      assert.deepEqual(all.json.reset, ['api', 'login']);
+      assert.deepEqual(all.json.reset, ['api', 'login', 'jobs']);
       assert.deepEqual(await left('alice-secret-key'), [5, 3]);
       assert.ok(!all.text.includes('alice'));
       assert.equal((await call('/api/admin/reset/1.2.3.4?scope=nope', { method: 'POST' })).status, 404);
@@ -222,28 +159,11 @@ function runAdminSuite(makeStore: () => MakeStore): void {
 }
 
 describe('admin on MemoryStore', () => {
-  runAdminSuite(() => (clock) => new MemoryStore({ clock, autoCleanup: false }));
+  runAdminSuite(memoryStores);
 });
 
 describeWithRedis('admin on RedisStore', () => {
-  let server: RedisServer;
-  let fixtures = 0;
-  before(async () => {
-    server = await startRedisServer();
-  });
-  after(async () => {
-    await server?.stop();
-  });
-  // A prefix per fixture: stats lists everything under the prefix, and a shared TEST_REDIS_URL may hold more.
-  runAdminSuite(
-    () => (clock) =>
-      new RedisStore({
-        url: server.url,
-        keyPrefix: `admin-test-${process.pid}-${++fixtures}:`,
-        clock,
-        commandTimeoutMs: 5000,
-      }),
-  );
+  runAdminSuite(redisStores('admin-test'));
 });
 
 describe('admin token', () => {
