@@ -13,7 +13,6 @@ import {
   tokenBucket,
 } from '../../src/index.js';
 
-
 /** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
 async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
