@@ -137,7 +137,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const answer = ask(identifier, action, cost, lease, maxDelayMs);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
     const decision = toDecision(enforced, isPromise(answer) ? await answer : answer);
-    if (lease !== '' && decision.allowed)
+    // A fail mode's admission took no slot anywhere: there is nothing to release.
+    const held = decision.degraded !== 'fail-open' && decision.degraded !== 'fail-closed';
+    if (lease !== '' && decision.allowed && held)
       (decision as { release?: () => Promise<void> }).release = once(() => release(identifier, lease));
     return decision;
   };

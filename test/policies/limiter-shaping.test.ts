@@ -160,6 +160,14 @@ describe('decision.release()', () => {
     assert.equal((await limiter.consume('c')).allowed, true);
   });
 
+  it('is not on an admission by a fail mode, which took no slot', async () => {
+    const { store, state } = recordingStore();
+    const limiter = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store });
+    state.down = true;
+    const decision = await limiter.consume('c');
+    assert.deepEqual([decision.allowed, decision.degraded, decision.release], [true, 'fail-open', undefined]);
+  });
+
   it('rejects when the store could not free the slot (it comes back when its lease expires)', async () => {
     const { store, state } = recordingStore();
     const limiter = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store });
