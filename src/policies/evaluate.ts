@@ -66,7 +66,9 @@ export function evaluatePolicies(
   for (let i = 0; i < policies.length; i++) {
     const { result } = transitions[i] as Transition<unknown>;
     results.push(
-      allowed || !result.allowed ? result : (policies[i] as AnyPolicy).evaluate(states[i], nowMs, 0).result,
+      allowed || !result.allowed
+        ? result
+        : (policies[i] as AnyPolicy).evaluate(states[i], nowMs, 0, lease).result,
     );
   }
   if (!allowed) {
