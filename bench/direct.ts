@@ -114,7 +114,7 @@ export async function runDirect(redis: BenchRedis, settings: DirectSettings): Pr
   });
 }
 
-function medianLoad(results: readonly LoadResult[]): LoadResult {
+export function medianLoad(results: readonly LoadResult[]): LoadResult {
   const of = (pick: (r: LoadResult) => number) => median(results.map(pick));
   return {
     decisions: of((r) => r.decisions),

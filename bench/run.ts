@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --json [file]]`: every section in one run, with the peers, printed as tables.
+// `npm run bench [-- --quick] [-- --json [file]] [-- section...]`: the sections in one run, with the peers, as tables.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { type DirectSettings, runDirect, serverTable, throughputTable } from './direct.js';
@@ -6,6 +6,7 @@ import { floodTable, runFlood } from './flood.js';
 import { type HttpSettings, httpTable, runHttp } from './http.js';
 import { type MemorySettings, memoryTable, runMemory } from './memory.js';
 import { startBenchRedis } from './redis.js';
+import { runShaping, type ShapingSettings, shapingTable } from './shaping.js';
 import { renderTable, type Table } from './table.js';
 import { evaluateTargets, targetTable } from './targets.js';
 
@@ -14,21 +15,28 @@ interface Settings {
   readonly http: HttpSettings;
   readonly floodMs: number;
   readonly memory: MemorySettings;
+  readonly shaping: ShapingSettings;
 }
 
-/** About four minutes on 2 cores; `--quick` is a smoke run of every section in well under one. */
+/** About five minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
 const FULL: Settings = {
   direct: { rounds: 3, memoryMs: 500, redisMs: 1000, warmupMs: 300 },
   http: { rounds: 4, seconds: 3, warmupSeconds: 1, connections: 64 },
   floodMs: 1000,
   memory: { redisKeys: 100_000, heapKeys: [100_000, 1_000_000] },
+  shaping: { rounds: 3, memoryMs: 400, redisMs: 800, warmupMs: 200 },
 };
 const QUICK: Settings = {
   direct: { rounds: 1, memoryMs: 150, redisMs: 300, warmupMs: 100 },
   http: { rounds: 1, seconds: 1, warmupSeconds: 1, connections: 64 },
   floodMs: 300,
   memory: { redisKeys: 10_000, heapKeys: [10_000, 100_000] },
+  shaping: { rounds: 1, memoryMs: 100, redisMs: 200, warmupMs: 100 },
 };
+
+/** Section names to run alone (`npm run bench -- shaping`); the targets need the first four. */
+const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping'] as const;
+type Section = (typeof SECTIONS)[number];
 
 const PACKAGES = [
   'express-rate-limit',
@@ -44,9 +52,14 @@ function versionOf(path: string): string {
   return (JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-function parseArgs(argv: readonly string[]): { quick: boolean; json: string | undefined } {
+function parseArgs(argv: readonly string[]): {
+  quick: boolean;
+  json: string | undefined;
+  sections: ReadonlySet<Section>;
+} {
   let quick = false;
   let json: string | undefined;
+  const sections = new Set<Section>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -54,9 +67,13 @@ function parseArgs(argv: readonly string[]): { quick: boolean; json: string | un
       const next = argv[i + 1];
       json = next === undefined || next.startsWith('--') ? 'bench/results.json' : next;
       if (json === next) i++;
-    } else throw new Error(`unknown argument ${arg} (use --quick and/or --json [file])`);
+    } else if ((SECTIONS as readonly string[]).includes(arg as string)) sections.add(arg as Section);
+    else
+      throw new Error(
+        `unknown argument ${arg} (use --quick, --json [file] and section names: ${SECTIONS.join(', ')})`,
+      );
   }
-  return { quick, json };
+  return { quick, json, sections: sections.size === 0 ? new Set(SECTIONS) : sections };
 }
 
 async function timed<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -67,14 +84,15 @@ async function timed<T>(name: string, work: () => Promise<T>): Promise<T> {
   return result;
 }
 
-const { quick, json } = parseArgs(process.argv.slice(2));
+const args = process.argv.slice(2);
+const { quick, json, sections } = parseArgs(args);
 const settings = quick ? QUICK : FULL;
 const started = performance.now();
 const redis = await startBenchRedis();
 try {
   const environment = {
     date: new Date().toISOString(),
-    command: `npm run bench${quick ? ' -- --quick' : ''}`,
+    command: `npm run bench${args.length === 0 ? '' : ` -- ${args.join(' ')}`}`,
     cores: availableParallelism(),
     cpu: cpus()[0]?.model ?? 'unknown',
     // Other work on the machine shows up in every figure; ratios within one run are what compare.
@@ -88,12 +106,19 @@ try {
       ),
     },
   };
-  const direct = await timed('1-2. direct API', () => runDirect(redis, settings.direct));
-  const http = await timed('3. HTTP', () => runHttp(redis, settings.http));
-  const flood = await timed('4. flood', () => runFlood(redis, settings.floodMs));
-  const memory = await timed('5. bytes per key', () => runMemory(redis, settings.memory));
+  /** A section that was not asked for is undefined, and so are its tables. */
+  const section = <T>(name: Section, title: string, work: () => Promise<T>) =>
+    sections.has(name) ? timed(title, work) : undefined;
+  const direct = await section('direct', '1-2. direct API', () => runDirect(redis, settings.direct));
+  const http = await section('http', '3. HTTP', () => runHttp(redis, settings.http));
+  const flood = await section('flood', '4. flood', () => runFlood(redis, settings.floodMs));
+  const memory = await section('memory', '5. bytes per key', () => runMemory(redis, settings.memory));
+  const shaping = await section('shaping', '6. shaping', () => runShaping(redis, settings.shaping));
   const heapKeys = Math.max(...settings.memory.heapKeys);
-  const targets = evaluateTargets({ direct, http, flood, memory }, heapKeys);
+  const targets =
+    direct && http && flood && memory
+      ? evaluateTargets({ direct, http, flood, memory }, heapKeys)
+      : undefined;
   const environmentTable: Table = {
     title: 'Environment',
     columns: ['what', 'value'],
@@ -108,12 +133,12 @@ try {
   };
   const tables = [
     environmentTable,
-    throughputTable(direct),
-    serverTable(direct),
-    httpTable(http, settings.http),
-    floodTable(flood, settings.floodMs),
-    memoryTable(memory, settings.memory),
-    targetTable(targets),
+    ...(direct ? [throughputTable(direct), serverTable(direct)] : []),
+    ...(http ? [httpTable(http, settings.http)] : []),
+    ...(flood ? [floodTable(flood, settings.floodMs)] : []),
+    ...(memory ? [memoryTable(memory, settings.memory)] : []),
+    ...(shaping ? [shapingTable(shaping)] : []),
+    ...(targets ? [targetTable(targets)] : []),
   ];
   process.stdout.write(`${tables.map(renderTable).join('\n')}\n`);
   const seconds = (performance.now() - started) / 1000;
@@ -123,7 +148,7 @@ try {
       JSON.parse(JSON.stringify(value, (key, v) => (key === 'contender' ? undefined : v)));
     writeFileSync(
       json,
-      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory }) }, null, 2)}\n`,
+      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping }) }, null, 2)}\n`,
     );
     process.stderr.write(`[bench] JSON written to ${json}\n`);
   }
