@@ -148,16 +148,19 @@ local function change(base, cost, lease)
   return unpack(out)
 end
 
--- Request d, on KEYS[(d - 1) * per + 1 ..], with a short path for the common lone policy decided at once.
+-- Request d, on KEYS[(d - 1) * per + 1 ..], with a short path for the common lone policy.
 local function decide(d)
   local base, at = (d - 1) * per, 4 + 3 * per + 3 * d
   local cost, lease, max_delay = tonumber(ARGV[at]), ARGV[at + 1], tonumber(ARGV[at + 2])
   if action == 'r' or action == 'b' then return change(base, cost, lease) end
-  if per == 1 and max_delay == 0 then
+  if per == 1 then
     local s, key = specs[1], KEYS[d]
     local ok, remaining, reset, retry, next, rest = s.policy.decide(s.policy.load(key), now, cost, s.a, s.b, lease)
-    if ok == 1 and not dry and cost > 0 and next then s.policy.save(key, next, ttl_of(rest)) end
-    return ok, 0, ok, remaining, reset, retry
+    -- Only a denial that may be booked ahead takes the long way.
+    if ok == 1 or max_delay == 0 or action ~= 'c' then
+      if ok == 1 and not dry and cost > 0 and next then s.policy.save(key, next, ttl_of(rest)) end
+      return ok, 0, ok, remaining, reset, retry
+    end
   end
   return evaluate(base, cost, lease, max_delay)
 end
