@@ -65,12 +65,8 @@ function block(until: number | undefined, nowMs: number, ms: number): Write<numb
 export const lockoutLua = `
 policies['lockout'] = {
   reservable = true,
-  load = function(key)
-    local v = redis.pcall('GET', key)
-    if not v then return nil end
-    return tonumber(v) or forget(key)
-  end,
-  save = function(key, ends, ttl) set_state(key, ends, ttl) end,
+  load = read_integer,
+  save = set_state,
   decide = function(ends, now_ms)
     if not ends or ends <= now_ms then return 1, 1, 0, 0, nil, 0 end
     return 0, 0, ends - now_ms, ends - now_ms, nil, 0

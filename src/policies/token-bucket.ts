@@ -159,12 +159,8 @@ function refund(
 export const tokenBucketLua = `
 policies['token-bucket'] = {
   reservable = true,
-  load = function(key)
-    local v = redis.pcall('GET', key)
-    if not v then return nil end
-    return tonumber(v) or forget(key)
-  end,
-  save = function(key, tat, ttl) set_state(key, tat, ttl) end,
+  load = read_integer,
+  save = set_state,
   decide = function(tat, now_ms, cost, capacity, interval)
     local refills = interval > 0
     local now, step = 0, 1

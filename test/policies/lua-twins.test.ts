@@ -16,12 +16,8 @@ it('each policy kind has a Lua twin with load, save, decide and refund', () => {
   for (const kind of kinds) {
     const lua = policyLua[kind as keyof typeof policyLua];
     assert.ok(lua.includes(`policies['${kind}'] = {`), kind);
-    for (const step of [
-      'load = function(key)',
-      'save = function(key, ',
-      'decide = function(',
-      'refund = function(',
-    ])
-      assert.ok(lua.includes(step), `${kind}: ${step}`);
+    // `load` and `save` may name a shared helper (an integer state's read_integer and set_state).
+    for (const step of ['load = ', 'save = ', 'decide = function(', 'refund = function('])
+      assert.ok(lua.includes(`\n  ${step}`), `${kind}: ${step}`);
   }
 });

@@ -193,6 +193,12 @@ local function forget(key)
   if not dry then redis.call('DEL', key) end
   return nil
 end
+-- A state that is one integer, or nil: a missing key, or a forgotten foreign one.
+local function read_integer(key)
+  local v = redis.pcall('GET', key)
+  if not v then return nil end
+  return tonumber(v) or forget(key)
+end
 -- A string state with its TTL, or with none (-1) when it never rests.
 local function set_state(key, value, ttl)
   if ttl < 0 then redis.call('SET', key, value) else redis.call('SET', key, value, 'PX', ttl) end
