@@ -1,13 +1,11 @@
 // Shared exactness test: processes on their own Redis connections flood one hot key; exactly the limit passes.
 import assert from 'node:assert/strict';
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createLimiter } from '../../src/index.js';
 import { signalChild } from '../harness/redis-server.js';
+import { spawnWorker, type WorkerProcess } from '../harness/worker-process.js';
 import {
   type CaseSpec,
   count,
@@ -33,38 +31,16 @@ const LIMIT = 100;
  */
 const REFILL_PER_SECOND = 20;
 
-type WorkerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
-
 export interface TargetFixture {
   readonly target: StoreTarget;
   close(): Promise<void>;
 }
 
-function spawnWorker(config: WorkerConfig, children: Set<WorkerProcess>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  return {
-    child,
-    async nextLine(): Promise<string> {
-      const line = await lines.next();
-      if (line.done !== true) return line.value;
-      throw new Error(`worker ${child.pid} exited with code ${await closed}: ${stderr}`);
-    },
-    closed,
-  };
-}
-
 /** Starts every worker, releases them together once all are connected, and returns each one's tallies. */
 async function runWorkers(config: WorkerConfig, children: Set<WorkerProcess>): Promise<Tally[][]> {
-  const workers = Array.from({ length: WORKERS }, () => spawnWorker(config, children));
+  const workers = Array.from({ length: WORKERS }, () =>
+    spawnWorker(WORKER, config, (child) => children.add(child)),
+  );
   for (const worker of workers) assert.equal(await worker.nextLine(), 'ready');
   for (const worker of workers) worker.child.stdin.end('go\n');
   const summaries = await Promise.all(workers.map((worker) => worker.nextLine()));

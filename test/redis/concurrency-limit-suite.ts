@@ -1,16 +1,14 @@
 // Shared concurrency-limit suite: processes on their own connections never hold more than `max` slots at once, a
 // killed process's slots come back when their leases expire on the server's clock, and a denial spends nothing.
 import assert from 'node:assert/strict';
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Decision, Limiter } from '../../src/index.js';
 import type { RedisStore } from '../../src/stores/redis/index.js';
 import { signalChild } from '../harness/redis-server.js';
+import { spawnWorker, type WorkerProcess } from '../harness/worker-process.js';
 import { denialSpendsNothing } from './concurrency-limit-denial.js';
 import {
   type HammerTally,
@@ -40,8 +38,6 @@ const GAP_MS = 100;
 /** Generous bounds for a loaded machine; a passing run takes a fraction of them. */
 const RUN_BOUND_MS = 12_000;
 
-type WorkerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
-
 export interface LimitFixture {
   readonly target: StoreTarget;
   /** Identifiers for `limiter`, spread over every shard of the target. */
@@ -57,29 +53,6 @@ export interface HammerTotal extends HammerTally {
   /** After the run, from a peek of cost 0: slots free, and the bucket's tokens when there is one. */
   readonly slotsFree: number;
   readonly burstLeft: number | undefined;
-}
-
-/** A worker process, added to `children` so that the caller can kill whatever a failure leaves running. */
-function spawnWorker(config: LimitWorkerConfig, children: WorkerProcess[]) {
-  const child: WorkerProcess = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  return {
-    child,
-    async nextLine(): Promise<string> {
-      const line = await lines.next();
-      if (line.done !== true) return line.value;
-      throw new Error(`worker ${child.pid} exited with code ${await closed}: ${stderr}`);
-    },
-    closed,
-  };
 }
 
 /** Two limiters, one with a bucket in front of its slots, each on identifiers spread over the target. */
@@ -126,7 +99,9 @@ export async function hammer(fixture: LimitFixture, plant?: Plant): Promise<Hamm
       deadline: Date.now() + RUN_BOUND_MS,
       ...(plant === undefined ? {} : { plant }),
     };
-    const workers = Array.from({ length: WORKERS }, () => spawnWorker(config, children));
+    const workers = Array.from({ length: WORKERS }, () =>
+      spawnWorker(WORKER, config, (child) => children.push(child)),
+    );
     for (const worker of workers) assert.equal(await worker.nextLine(), 'ready');
     for (const worker of workers) worker.child.stdin.end('go\n');
     const summaries = await Promise.all(workers.map(async (worker) => JSON.parse(await worker.nextLine())));
@@ -236,6 +211,7 @@ export function runConcurrencyLimit(name: string, makeFixture: () => Promise<Lim
       try {
         const cases = await limitCases(fixture, store, KILL_MAX, KILL_LEASE_MS, 100);
         const holder = spawnWorker(
+          WORKER,
           {
             mode: 'hold',
             target: fixture.target,
@@ -244,8 +220,8 @@ export function runConcurrencyLimit(name: string, makeFixture: () => Promise<Lim
             leaseMs: KILL_LEASE_MS,
             cases: cases.map(({ spec }) => spec),
             gapMs: GAP_MS,
-          },
-          children,
+          } satisfies LimitWorkerConfig,
+          (child) => children.push(child),
         );
         const held = JSON.parse(await holder.nextLine()) as Held;
         signalChild(holder.child, 'SIGKILL');

@@ -5,6 +5,7 @@ import { Cluster, Redis } from 'ioredis';
 import { type AnyPolicy, concurrency, createLimiter, type Limiter, tokenBucket } from '../../src/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { SCRIPT } from '../../src/stores/redis/script.js';
+import { plantedClient } from '../harness/planted-client.js';
 import type { StoreTarget } from './concurrency-worker.js';
 
 /** One limiter: a concurrency limit alone, or behind a token bucket that never refills (so its spend is exact). */
@@ -83,19 +84,6 @@ export function rawClient(target: StoreTarget): Redis | Cluster {
   return 'url' in target
     ? new Redis(target.url)
     : new Cluster(target.rootNodes.map((node) => ('url' in node ? node.url : node)));
-}
-
-/** `client`, except that every script call runs `script` instead of the store's own. */
-export function plantedClient<C extends Redis | Cluster>(client: C, script: string): C {
-  return new Proxy(client, {
-    get(target, property) {
-      if (property === 'evalsha' || property === 'eval')
-        return (_script: string, ...keysAndArgs: unknown[]) =>
-          Reflect.apply(target.eval, target, [script, ...keysAndArgs]);
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }
 
 /** The script with `plant` applied; refuses a plant whose text is not found exactly once. */

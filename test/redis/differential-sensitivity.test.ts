@@ -8,6 +8,7 @@ import { RedisStore } from '../../src/stores/redis/index.js';
 import { SCRIPT } from '../../src/stores/redis/script.js';
 import { limiters, replay, traces } from '../contract/differential.js';
 import { TestClock } from '../contract/store-contract.js';
+import { plantedClient } from '../harness/planted-client.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
@@ -58,19 +59,6 @@ interface Plant {
   readonly lockout?: boolean;
   readonly from: string;
   readonly to: string;
-}
-
-/** An ioredis client whose every script call runs `script` instead of the store's own. */
-function plantedClient(client: Redis, script: string): Redis {
-  return new Proxy(client, {
-    get(target, property) {
-      if (property === 'evalsha' || property === 'eval')
-        return (_script: string, ...keysAndArgs: unknown[]) =>
-          Reflect.apply(target.eval, target, [script, ...keysAndArgs]);
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }
 
 describeWithRedis('the differential generator against planted bugs', () => {
