@@ -19,7 +19,8 @@ import {
 import { encodeIdentifier } from '../../src/key.js';
 import type { TestClock } from './store-contract.js';
 
-const RATE_POLICIES: Record<string, () => AnyPolicy> = {
+/** One policy of each rate kind, 5 units per 10 s or so: what both parts of the store contract run on. */
+export const RATE_POLICIES: Record<string, () => AnyPolicy> = {
   'token bucket': () => tokenBucket({ capacity: 5, refillPerSecond: 1 }),
   'fixed window': () => fixedWindow({ limit: 5, windowMs: '10s' }),
   'sliding window': () => slidingWindow({ limit: 5, windowMs: '10s' }),

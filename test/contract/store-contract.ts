@@ -13,7 +13,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { shapingContract } from './store-contract-shaping.js';
+import { RATE_POLICIES, shapingContract } from './store-contract-shaping.js';
 
 export interface StoreFixture {
   readonly store: Store;
@@ -28,12 +28,7 @@ export class TestClock {
   readonly read = (): number => this.now;
 }
 
-const POLICIES: Record<string, () => AnyPolicy> = {
-  'token bucket': () => tokenBucket({ capacity: 5, refillPerSecond: 1 }),
-  'fixed window': () => fixedWindow({ limit: 5, windowMs: '10s' }),
-  'sliding window': () => slidingWindow({ limit: 5, windowMs: '10s' }),
-  'sliding window counter': () => slidingWindowCounter({ limit: 5, windowMs: '10s' }),
-};
+const POLICIES = RATE_POLICIES;
 
 let scopes = 0;
 
