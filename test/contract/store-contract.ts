@@ -28,8 +28,6 @@ export class TestClock {
   readonly read = (): number => this.now;
 }
 
-const POLICIES = RATE_POLICIES;
-
 let scopes = 0;
 
 /** What a client is told, without the per-policy detail. */
@@ -63,7 +61,7 @@ export function runStoreContract(
     after(async () => fixture?.close());
     shapingContract(store, clock);
 
-    for (const [label, make] of Object.entries(POLICIES)) {
+    for (const [label, make] of Object.entries(RATE_POLICIES)) {
       describe(label, () => {
         it('admits the limit, then denies with a retry that is exactly enough', async () => {
           const l = await limiter(make());
@@ -189,8 +187,8 @@ export function runStoreContract(
     });
 
     it("reads another kind's bucket as absent when a scope's policy changes kind", async () => {
-      for (const [fromLabel, from] of Object.entries(POLICIES)) {
-        for (const [toLabel, to] of Object.entries(POLICIES)) {
+      for (const [fromLabel, from] of Object.entries(RATE_POLICIES)) {
+        for (const [toLabel, to] of Object.entries(RATE_POLICIES)) {
           if (from === to) continue;
           const scope = uniqueScope();
           const before = createLimiter({ policy: from(), store: await store(), scope });
@@ -208,7 +206,7 @@ export function runStoreContract(
 
     it("a peek reads another kind's bucket as absent and leaves it in place", async () => {
       const scope = uniqueScope();
-      const [fixed, bucket] = [POLICIES['fixed window'], POLICIES['token bucket']] as [
+      const [fixed, bucket] = [RATE_POLICIES['fixed window'], RATE_POLICIES['token bucket']] as [
         () => AnyPolicy,
         () => AnyPolicy,
       ];
