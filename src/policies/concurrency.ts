@@ -49,7 +49,9 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
     retentionMs: leaseMs,
     reservable: false,
     args: [max, leaseMs],
+    // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
     evaluate: (state, nowMs, cost, lease = '') => transition(max, leaseMs, state ?? [], nowMs, cost, lease),
+    // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
     refund: (state, nowMs, _cost, lease) => release(state ?? [], nowMs, lease),
     scale: (share) => concurrency({ name, max: scaledQuota(max, share), leaseMs }),
   };

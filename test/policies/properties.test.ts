@@ -521,3 +521,61 @@ describe('evaluatePolicies over two policies', () => {
     );
   });
 });
+
+describe('refunds on random traces', () => {
+  for (const kind of KINDS) {
+    it(`${kind}: refunding what was just spent, at the same instant, undoes it for every later request`, () => {
+      fc.assert(
+        fc.property(withTrace(kind), ({ c, start, steps }) => {
+          runTrace(c.policy, start, steps, (state, t, step, i) => {
+            const where = `${c.description}, step ${i} at ${t}, cost ${step.cost}`;
+            const spent = c.policy.evaluate(state, t, step.cost);
+            if (!spent.result.allowed) return;
+            const refunded = c.policy.refund(spent.next, t, step.cost, '');
+            assert.ok(refunded !== undefined, where);
+            for (let cost = 0; cost <= c.limit + 1; cost++) {
+              assert.deepEqual(
+                c.policy.evaluate(refunded.next, t, cost),
+                c.policy.evaluate(state, t, cost),
+                `${where}: then cost ${cost}`,
+              );
+            }
+          });
+        }),
+        { numRuns: 150 },
+      );
+    });
+
+    it(`${kind}: any refund gives back at most what was spent, and rests once its ttlMs has elapsed`, () => {
+      fc.assert(
+        fc.property(withTrace(kind, 30), fc.nat(1000), ({ c, start, steps }, extra) => {
+          runTrace(c.policy, start, steps, (state, t, step, i) => {
+            const where = `${c.description}, step ${i} at ${t}, refund ${step.cost}`;
+            const refunded = c.policy.refund(state, t, step.cost, '');
+            if (refunded === undefined) return;
+            const before = c.policy.evaluate(state, t, 0).result.remaining;
+            const after = c.policy.evaluate(refunded.next, t, 0).result.remaining;
+            assert.ok(after > before && after <= Math.min(c.limit, before + step.cost), `${where}: ${after}`);
+            if (refunded.ttlMs < 0) return;
+            // At rest, no count weighs any more: it admits what no state admits. (A counter emptied by a refund
+            // keeps its window's start, so its resetMs and the state it writes may still differ.)
+            const later = t + refunded.ttlMs + extra;
+            const figures = (r: ReturnType<AnyPolicy['evaluate']>['result']) => [
+              r.allowed,
+              r.remaining,
+              r.retryAfterMs,
+            ];
+            for (let cost = 1; cost <= c.limit + 1; cost++) {
+              assert.deepEqual(
+                figures(c.policy.evaluate(refunded.next, later, cost).result),
+                figures(c.policy.evaluate(undefined, later, cost).result),
+                `${where}: at rest at ${later}, cost ${cost}`,
+              );
+            }
+          });
+        }),
+        { numRuns: 60 },
+      );
+    });
+  }
+});
