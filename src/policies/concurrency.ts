@@ -93,7 +93,8 @@ function denial(
     allowed: false,
     remaining: Math.max(0, max - others.length),
     resetMs: restMs(live, nowMs),
-    retryAfterMs: max === 0 || freed === undefined ? -1 : freed - nowMs,
+    // Denied with room for any holder means more holders than room: `freed` is then always one of the expiries.
+    retryAfterMs: max === 0 ? -1 : (freed as number) - nowMs,
   };
 }
 

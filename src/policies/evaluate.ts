@@ -58,7 +58,8 @@ export function evaluatePolicies(
   const transitions = transitionsAt(policies, states, nowMs, cost, lease);
   const allowed = allAllowed(transitions);
   const maxDelayMs = action === 'consume' ? (operation.maxDelayMs ?? 0) : 0;
-  if (!allowed && maxDelayMs > 0) {
+  // With no delay allowed, book() finds nothing: every denial's wait is at least 1 ms.
+  if (!allowed) {
     const booked = book(policies, states, nowMs, cost, lease, transitions, maxDelayMs);
     if (booked !== undefined) return booked;
   }
@@ -116,7 +117,8 @@ function book(
   let delayMs = 0;
   for (let i = 0; i < policies.length; i++) {
     const { retryAfterMs } = (transitions[i] as Transition<unknown>).result;
-    if (!(policies[i] as AnyPolicy).reservable || retryAfterMs < 0) return undefined;
+    // A policy that no wait helps is found still denying at the booked instant, below.
+    if (!(policies[i] as AnyPolicy).reservable) return undefined;
     delayMs = Math.max(delayMs, retryAfterMs);
   }
   if (delayMs > maxDelayMs) return undefined;

@@ -56,7 +56,7 @@ export function lockedOut({ resetMs, retryAfterMs }: PolicyResult, blockMs: numb
 /** Extends a block, never shortens one: a lockout lifted early is `unblock()`'s job alone. */
 function block(until: number | undefined, nowMs: number, ms: number): Write<number> | undefined {
   const next = nowMs + ms;
-  if (until !== undefined && until >= next) return undefined;
+  if ((until ?? Number.NEGATIVE_INFINITY) >= next) return undefined;
   return { next, ttlMs: ms };
 }
 

@@ -81,9 +81,8 @@ function refund(
   nowMs: number,
   cost: number,
 ): Write<SlidingWindowState> | undefined {
-  const newest = log.at(-1);
-  if (newest === undefined) return undefined;
-  const now = Math.max(nowMs, newest);
+  // An empty log has nothing to give back: it ends with nothing to pop.
+  const now = Math.max(nowMs, log.at(-1) ?? nowMs);
   let drop = 0;
   while ((log[drop] ?? Number.POSITIVE_INFINITY) <= now - windowMs) drop++;
   const pop = Math.min(cost, log.length - drop);
