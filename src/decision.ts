@@ -49,10 +49,10 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   const { allowed } = response;
   let { results } = response;
   // A limiter's lockout is evaluated last; its own figures are never shown, only its block.
-  let blockMs = -1;
+  let blockMs: number | undefined;
   if ((policies[policies.length - 1] as AnyPolicy).kind === 'lockout') {
     const lockout = results[results.length - 1] as PolicyResult;
-    results = results.slice(0, -1);
+    results = results.slice(0, policies.length - 1);
     // A fail mode's answer carries no state, so no block either.
     const known = response.degraded !== 'fail-open' && response.degraded !== 'fail-closed';
     if (!lockout.allowed && known) blockMs = lockout.retryAfterMs;
@@ -61,7 +61,7 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   let binding: PolicyDecision | undefined;
   for (let i = 0; i < results.length; i++) {
     const result =
-      blockMs < 0 ? (results[i] as PolicyResult) : lockedOut(results[i] as PolicyResult, blockMs);
+      blockMs === undefined ? (results[i] as PolicyResult) : lockedOut(results[i] as PolicyResult, blockMs);
     const { remaining, resetMs, retryAfterMs } = result;
     const candidate = {
       allowed: result.allowed,
@@ -85,7 +85,7 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   };
   if (response.degraded !== undefined) decision.degraded = response.degraded;
   if (response.delayMs !== undefined) decision.delayMs = response.delayMs;
-  if (blockMs >= 0) decision.blocked = true;
+  if (blockMs !== undefined) decision.blocked = true;
   if (!allowed && bound.retryAfterMs >= 0) decision.retryAfterMs = bound.retryAfterMs;
   return decision;
 }

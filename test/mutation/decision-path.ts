@@ -23,6 +23,8 @@ import '../policies/scale.test.js';
 import '../unit/key.test.js';
 import '../policies/policy-options.test.js';
 import '../policies/limiter-options.test.js';
+import '../policies/limiter-shaping.test.js';
+import '../policies/wait.test.js';
 import '../stores/memory-store.test.js';
 import '../stores/bucket-pool.test.js';
 import '../stores/retention-cap.test.js';

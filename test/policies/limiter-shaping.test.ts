@@ -6,7 +6,7 @@ import {
   createLimiter,
   fixedWindow,
   type Store,
-  TollgateError,
+  type TollgateError,
   tokenBucket,
 } from '../../src/index.js';
 import { lockout } from '../../src/policies/lockout.js';
@@ -19,11 +19,14 @@ const bucket = () => tokenBucket({ capacity: 2, refillPerSecond: 1 });
 function recordingStore() {
   const { clock, store: inner } = manualStore();
   const requests: StoreRequest[] = [];
-  const state = { down: false };
+  /** Set to answer with a fail mode: open (true) or closed (false). */
+  const state: { down: boolean; failOpen: boolean } = { down: false, failOpen: true };
   const store: Store = {
     evaluate: (request) => {
       requests.push(request);
-      return state.down ? degradedResponse(request.policies, true, 0, clock.now) : inner.evaluate(request);
+      return state.down
+        ? degradedResponse(request.policies, state.failOpen, 1000, clock.now)
+        : inner.evaluate(request);
     },
     reset: (keys) => inner.reset(keys),
   };
@@ -66,17 +69,24 @@ describe('block() and unblock()', () => {
   it('need a limiter with blockMs, and block() a duration of at least 1 ms', async () => {
     const { store } = manualStore();
     const plain = createLimiter({ policy: bucket(), store });
-    for (const call of [plain.block('x', 1000), plain.unblock('x')])
-      await assert.rejects(
-        call,
-        (error: unknown) => error instanceof TollgateError && error.option === 'blockMs',
-      );
+    await assert.rejects(plain.block('x', 1000), {
+      option: 'blockMs',
+      message: '`blockMs` must be set for block() (0 checks blocks without starting any)',
+    });
+    await assert.rejects(plain.unblock('x'), {
+      option: 'blockMs',
+      message: '`blockMs` must be set for unblock() (0 checks blocks without starting any)',
+    });
     const locking = createLimiter({ policy: bucket(), store, blockMs: 0 });
     for (const ms of [0, -5, 'later'])
       await assert.rejects(
         locking.block('x', ms as never),
         (error: unknown) => (error as TollgateError).option === 'ms',
       );
+    await assert.rejects(locking.block('x', 2 ** 51), {
+      option: 'ms',
+      message: `\`ms\` must be below 2^51 ms (received ${2 ** 51})`,
+    });
     await locking.block('x', '1s');
     assert.equal((await locking.consume('x')).blocked, true);
   });
@@ -93,6 +103,9 @@ describe('block() and unblock()', () => {
       code: 'ERR_TOLLGATE_STORE',
       message: 'the store is unreachable; the refund was not applied',
     });
+    state.failOpen = false;
+    await assert.rejects(limiter.refund('x'), { code: 'ERR_TOLLGATE_STORE' });
+    await assert.rejects(limiter.block('x', 1000), { code: 'ERR_TOLLGATE_STORE' });
   });
 
   it('a fail mode answer is no block', async () => {
@@ -137,11 +150,14 @@ describe('decision.release()', () => {
     assert.equal(typeof first.release, 'function');
     assert.equal(denied.release, undefined);
     assert.equal(free.release, undefined, 'a cost of 0 takes no slot');
+    const peeked = await limiter.peek('other');
+    assert.deepEqual([peeked.allowed, peeked.release], [true, undefined], 'a peek takes no slot');
     assert.equal((await createLimiter({ policy: bucket(), store }).consume('c')).release, undefined);
     const [taken, second] = requests.map((r) => r.lease);
     assert.match(taken ?? '', /^[\w-]{12}\.\w+$/);
     assert.notEqual(taken, second, 'every request has its own lease');
     assert.equal(requests[2]?.lease, '');
+    assert.deepEqual([requests[3]?.action, requests[3]?.lease], ['peek', ''], 'nor is a peek sent one');
   });
 
   it('frees the slot once: a second call answers with the same promise and asks nothing more', async () => {

@@ -173,9 +173,54 @@ describe('limiter.wait', () => {
     assert.equal(typeof waited[0]?.release, 'function');
   });
 
-  it('refuses a maxWaitMs that is not a non-negative integer', async () => {
+  it('refuses a maxWaitMs that is not a non-negative integer; 0 means now or not at all', async () => {
     const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: 1000 }));
     for (const maxWaitMs of [-1, 1.5, Number.NaN])
-      await assert.rejects(limiter.wait('api', { maxWaitMs }), { code: 'ERR_TOLLGATE_ARGUMENT' });
+      await assert.rejects(limiter.wait('api', { maxWaitMs }), {
+        code: 'ERR_TOLLGATE_ARGUMENT',
+        message: `\`maxWaitMs\` must be a non-negative integer (received ${maxWaitMs})`,
+      });
+    assert.equal((await limiter.wait('api', { maxWaitMs: 0 })).allowed, true);
+    await assert.rejects(limiter.wait('api', { maxWaitMs: 0 }), { code: 'ERR_TOLLGATE_WAIT_TIMEOUT' });
+  });
+
+  it('waits without a deadline for up to the longest timer (about 24.8 days) by default', async () => {
+    const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: '30d' }));
+    await limiter.consume('api');
+    await assert.rejects(limiter.wait('api'), {
+      message:
+        'the request cannot pass within `maxWaitMs` (2147483647 ms): the earliest it could pass is in 2592000000 ms',
+    });
+  });
+
+  it('rejects at once when the signal aborted while the store was deciding a denial', async () => {
+    const controller = new AbortController();
+    const inner = new MemoryStore({ autoCleanup: false });
+    let armed = false;
+    const store: Store = {
+      evaluate: (request) => {
+        if (armed) controller.abort(new Error('gave up'));
+        return inner.evaluate(request);
+      },
+      reset: (keys) => inner.reset(keys),
+    };
+    const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: 1000 }), store);
+    await limiter.consume('api');
+    armed = true;
+    const outcome: unknown[] = [];
+    limiter.wait('api', { signal: controller.signal, maxWaitMs: 5000 }).catch((error) => outcome.push(error));
+    await settle();
+    assert.match(String(outcome[0]), /gave up/, 'rejected without any time passing');
+  });
+
+  it('wakes every waiter of an identifier as slots are released here', async () => {
+    const limiter = limiterOf(concurrency({ max: 2, leaseMs: 60_000 }));
+    const holders = [await limiter.consume('api'), await limiter.consume('api')];
+    const admitted: Decision[] = [];
+    for (let i = 0; i < 2; i++) void limiter.wait('api').then((decision) => admitted.push(decision));
+    await settle();
+    for (const holder of holders) await holder.release?.();
+    await settle();
+    assert.equal(admitted.length, 2, 'both admitted without waiting for a lease to expire');
   });
 });

@@ -37,6 +37,19 @@ describe('DenyCache', () => {
     assert.equal(cache.get('other', 2), undefined);
   });
 
+  it('forgets, by the start of their keys, every denial of one identifier and no other', () => {
+    const { cache } = setup();
+    for (const key of ['p:{s|a}:burst', 'p:{s|a}:daily', 'p:{s|ab}:burst', 'x:p:{s|a}:burst'])
+      cache.set(key, 1, denial, 500);
+    cache.deleteStartingWith('p:{s|a}');
+    assert.deepEqual(
+      ['p:{s|a}:burst', 'p:{s|a}:daily', 'p:{s|ab}:burst', 'x:p:{s|a}:burst'].map(
+        (key) => cache.get(key, 1) !== undefined,
+      ),
+      [false, false, true, true],
+    );
+  });
+
   it('ages every figure by the time passed: the store clock on, resets and waits down, never below 0 or 1', () => {
     const { clock, cache } = setup();
     cache.set('k', 1, denial, 500);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toDecision } from '../../src/decision.js';
 import { createLimiter, fixedWindow, MemoryStore, tokenBucket } from '../../src/index.js';
+import { lockout } from '../../src/policies/lockout.js';
 import type { PolicyResult } from '../../src/stores/index.js';
 import type { StoreResponse } from '../../src/stores/store.js';
 
@@ -119,6 +120,56 @@ describe('toDecision: the binding policy', () => {
     assert.equal(decision.nowMs, 1234);
     assert.equal(decision.degraded, 'fallback');
     assert.equal('degraded' in decide(true, allow(1, 1)), false);
+  });
+});
+
+describe("toDecision: a limiter's lockout", () => {
+  const locked = [a, b, lockout(60_000)];
+  const answer = (response: Partial<StoreResponse> & Pick<StoreResponse, 'results'>) =>
+    toDecision(locked, { allowed: false, nowMs: 5000, ...response });
+
+  it('open: is never shown, and decides nothing', () => {
+    const decision = answer({ allowed: true, results: [allow(3, 100), allow(7, 200), allow(1, 0)] });
+    assert.deepEqual(
+      decision.policies.map((p) => [p.policy.name, p.remaining]),
+      [
+        ['a', 3],
+        ['b', 7],
+      ],
+    );
+    assert.deepEqual(
+      [figures(decision), decision.blocked],
+      [{ limit: 10, remaining: 3, resetMs: 100, retryAfterMs: undefined }, undefined],
+    );
+  });
+
+  it('blocking: every policy has nothing left, and no retry or rest before the block ends', () => {
+    const decision = answer({ results: [allow(3, 100), deny(0, 90_000, 70_000), deny(0, 60_000, 60_000)] });
+    assert.equal(decision.blocked, true);
+    assert.deepEqual(
+      decision.policies.map(({ allowed, remaining, resetMs, retryAfterMs }) => [
+        allowed,
+        remaining,
+        resetMs,
+        retryAfterMs,
+      ]),
+      [
+        [false, 0, 60_000, 60_000],
+        [false, 0, 90_000, 70_000],
+      ],
+    );
+    assert.deepEqual(figures(decision), { limit: 20, remaining: 0, resetMs: 90_000, retryAfterMs: 70_000 });
+  });
+
+  it("a policy that no wait helps still says so while blocked; a fail mode's answer is no block", () => {
+    const never = answer({ results: [deny(5, -1, -1), allow(7, 0), deny(0, 1000, 1000)] });
+    assert.deepEqual([never.blocked, never.retryAfterMs, never.policies[0]?.resetMs], [true, undefined, -1]);
+    for (const degraded of ['fail-open', 'fail-closed'] as const) {
+      const guessed = answer({ degraded, results: [deny(0, 0, 500), deny(0, 0, 500), deny(0, 0, 500)] });
+      assert.deepEqual([guessed.blocked, guessed.retryAfterMs], [undefined, 500], degraded);
+    }
+    const local = answer({ degraded: 'fallback', results: [allow(1, 0), allow(1, 0), deny(0, 900, 900)] });
+    assert.deepEqual([local.blocked, local.retryAfterMs], [true, 900]);
   });
 });
 
