@@ -2,7 +2,7 @@
 import type { Request, RequestHandler } from 'express';
 import { loggedAdminPath } from '../src/admin/admin-path.js';
 import { decisionOutcome } from '../src/decision-outcome.js';
-import type { DecisionEvent } from '../src/gate.js';
+import type { DecisionEvent } from '../src/gate-options.js';
 import { addressIdentity } from '../src/identity/address-identity.js';
 import type { IdentifierHasher } from '../src/identity/identifier-hash.js';
 import type { Logger } from '../src/logger.js';

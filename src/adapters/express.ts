@@ -1,8 +1,9 @@
 // Express 4 and 5 middleware: resolve the client, ask the core, copy headers, answer 429.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
-import { createGate, type GateOptions } from '../gate.js';
+import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
+import type { GateOptions } from '../gate-options.js';
 import { optionalFunction } from '../validate.js';
 
 export interface ExpressRateLimitOptions extends GateOptions<Request, Response> {

@@ -2,8 +2,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
 import { configError } from '../errors.js';
-import { createGate, type GateOptions, LIMITER_OPTIONS } from '../gate.js';
+import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
+import { type GateOptions, LIMITER_OPTIONS } from '../gate-options.js';
 import type { Limiter } from '../limiter.js';
 import { optionalFunction } from '../validate.js';
 

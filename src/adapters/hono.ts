@@ -3,8 +3,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
-import { createGate, type GateOptions } from '../gate.js';
+import { createGate } from '../gate.js';
 import { isNodeResponse, whenSent } from '../gate-completion.js';
+import type { GateOptions } from '../gate-options.js';
 import type { Identity } from '../identity/identity.js';
 import { optionalFunction } from '../validate.js';
 

@@ -1,8 +1,9 @@
 // Koa 3 middleware: resolve the client, ask the core, copy headers onto ctx, answer 429.
 import type { Context, Response as KoaResponse, Middleware } from 'koa';
 import type { Decision } from '../decision.js';
-import { createGate, type GateOptions } from '../gate.js';
+import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
+import type { GateOptions } from '../gate-options.js';
 import { optionalFunction } from '../validate.js';
 
 /** `requestWasSuccessful` gets `(ctx, ctx.response)`. */

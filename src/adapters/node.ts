@@ -1,8 +1,9 @@
 // Plain node:http: a check that answers rejections itself and tells the caller whether to go on, and a wrapper.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
-import { createGate, type GateOptions } from '../gate.js';
+import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
+import type { GateOptions } from '../gate-options.js';
 import { optionalFunction } from '../validate.js';
 
 export interface NodeRateLimitOptions extends GateOptions<IncomingMessage, ServerResponse> {

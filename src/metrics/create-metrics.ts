@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { decisionOutcome, isNearLimit } from '../decision-outcome.js';
 import { configError, TollgateError } from '../errors.js';
-import type { DecisionEvent } from '../gate.js';
+import type { DecisionEvent } from '../gate-options.js';
 import { optionalFunction } from '../validate.js';
 
 export interface MetricsOptions {

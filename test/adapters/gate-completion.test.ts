@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { TollgateError } from '../../src/errors.js';
-import { createGate, type GateOptions } from '../../src/gate.js';
+import { createGate } from '../../src/gate.js';
+import type { GateOptions } from '../../src/gate-options.js';
 import { createLimiter } from '../../src/limiter.js';
 import { concurrency } from '../../src/policies/concurrency.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';

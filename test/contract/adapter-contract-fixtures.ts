@@ -1,6 +1,6 @@
 // The limiters, stores and routes the adapter contract's apps run on, and what its tests read back.
 import { mock } from 'node:test';
-import type { DecisionEvent } from '../../src/gate.js';
+import type { DecisionEvent } from '../../src/gate-options.js';
 import type { HeaderStyle } from '../../src/headers.js';
 import { rateLimitHeaders } from '../../src/headers.js';
 import { createLimiter, type Limiter } from '../../src/limiter.js';

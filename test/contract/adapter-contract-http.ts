@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import type { Decision } from '../../src/decision.js';
-import type { GateOptions } from '../../src/gate.js';
+import type { GateOptions } from '../../src/gate-options.js';
 
 export interface ContractApp {
   /** Base URL of an app that answers `GET /` with 200 JSON behind the limiter. */

@@ -1,0 +1,139 @@
+// The gate's options: what every adapter accepts, and how each is turned, once at wire-up, into what the gate uses.
+import type { Decision } from './decision.js';
+import type { Duration } from './duration.js';
+import { configError } from './errors.js';
+import type { RefundOptions } from './gate-completion.js';
+import { HEADER_STYLES, type HeaderStyle } from './headers.js';
+import type { Identity } from './identity/identity.js';
+import { createLimiter, type Limiter } from './limiter.js';
+import type { Logger } from './logger.js';
+import type { AnyPolicy } from './policies/policy.js';
+import { tokenBucket } from './policies/token-bucket.js';
+import type { Store } from './stores/store.js';
+import type { Tiers } from './tiers.js';
+import { nonNegativeInteger, positiveInteger } from './validate.js';
+
+/** What the gate reports after each decision, for metrics and logs. */
+export interface DecisionEvent {
+  /** The scope of the limiter that decided (with `tiers`, the tier's). */
+  readonly scope: string;
+  readonly decision: Decision;
+  /** How long the limiter took, the store's round trip included. */
+  readonly latencyMs: number;
+  /** The gate is in shadow mode: a denial here was let through. */
+  readonly shadow: boolean;
+}
+
+/**
+ * Options every adapter accepts; `Req` is the framework's request (or context) type, `Res` what it answers with
+ * (given to `requestWasSuccessful`).
+ */
+export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res> {
+  /** Sustained rate of the default token bucket. Default 60. 0 rejects everything. */
+  readonly requestsPerMinute?: number;
+  /** Burst size of the default token bucket. Default `requestsPerMinute`. */
+  readonly capacity?: number;
+  /** Any policy (or several) instead of the default token bucket. */
+  readonly policy?: AnyPolicy | readonly AnyPolicy[];
+  /** A ready limiter; excludes the options that build one (`LIMITER_OPTIONS`: `policy`, `store`, `blockMs`...). */
+  readonly limiter?: Limiter;
+  readonly scope?: string;
+  readonly store?: Store;
+  /** Units a request spends: a number, or a function of the request. Default 1. */
+  readonly cost?: number | ((req: Req) => number | Promise<number>);
+  /**
+   * The client's identity. The default is the adapter's client address through `addressIdentity()`: IPv4-mapped
+   * addresses as IPv4, IPv6 grouped by /64. A falsy identity is handled as `unidentified` says.
+   */
+  readonly identifier?: (req: Req) => Identity | Promise<Identity>;
+  /**
+   * A request without an identity: 'shared' (default) counts all of them in one bucket, identity `unknown`;
+   * 'reject' answers them 400 without counting. Only `skip` lets a request through unlimited.
+   */
+  readonly unidentified?: 'shared' | 'reject';
+  /** Returns true to let a request through without counting it. */
+  readonly skip?: (req: Req) => boolean | Promise<boolean>;
+  /** `true` (= 'draft-6'), `false`, or a header style. Default true. */
+  readonly headers?: boolean | HeaderStyle;
+  /** Message in the default rejection body, or a whole JSON body. */
+  readonly message?: string | Record<string, unknown>;
+  /** Rejection status. Default 429. */
+  readonly statusCode?: number;
+  /** Default console. */
+  readonly logger?: Logger;
+  /** Evaluate and count everything, but never reject: for watching a new limit before enforcing it. */
+  readonly shadow?: boolean;
+  /** Allow (true) or reject (false) while the store is unreachable. Default: the store's setting. */
+  readonly failOpen?: boolean;
+  /** A lockout: after a denial the client is denied outright for this long (see `createLimiter`). */
+  readonly blockMs?: Duration | 0;
+  /** Chooses the limiter per request; requests without a tier use the gate's own limiter. */
+  readonly tiers?: Tiers<Req>;
+  /**
+   * Called after every decision, those on the shared `unknown` bucket included (a skipped request, or one refused
+   * by `unidentified: 'reject'`, has none). Its errors are logged, not thrown.
+   */
+  readonly onDecision?: (event: DecisionEvent, req: Req) => void;
+}
+
+/** The options that build a limiter: given a ready `limiter`, none of them may be. */
+export const LIMITER_OPTIONS = [
+  'policy',
+  'requestsPerMinute',
+  'capacity',
+  'scope',
+  'store',
+  'failOpen',
+  'blockMs',
+] as const;
+
+export function resolveLimiter<Req, Res>(options: GateOptions<Req, Res>): Limiter {
+  if (options.limiter !== undefined) {
+    for (const conflicting of LIMITER_OPTIONS) {
+      if (options[conflicting] !== undefined)
+        throw configError(conflicting, 'cannot be combined with `limiter`');
+    }
+    if (typeof options.limiter?.consume !== 'function')
+      throw configError('limiter', 'must come from createLimiter()');
+    return options.limiter;
+  }
+  let policy = options.policy;
+  if (policy === undefined) {
+    const requestsPerMinute = nonNegativeInteger('requestsPerMinute', options.requestsPerMinute ?? 60);
+    policy = tokenBucket({ requestsPerMinute, capacity: options.capacity ?? requestsPerMinute });
+  } else if (options.requestsPerMinute !== undefined || options.capacity !== undefined) {
+    throw configError('policy', 'cannot be combined with `requestsPerMinute` or `capacity`');
+  }
+  return createLimiter({
+    policy,
+    ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.scope === undefined ? {} : { scope: options.scope }),
+    ...(typeof options.cost === 'number' ? { cost: options.cost } : {}),
+    ...(options.failOpen === undefined ? {} : { failOpen: options.failOpen }),
+    ...(options.blockMs === undefined ? {} : { blockMs: options.blockMs }),
+  });
+}
+
+export function resolveCost<Req>(
+  cost: GateOptions<Req>['cost'],
+): number | ((req: Req) => number | Promise<number>) {
+  if (cost === undefined) return 1;
+  if (typeof cost === 'function') return cost;
+  return positiveInteger('cost', cost);
+}
+
+export function resolveHeaders(headers: GateOptions<unknown>['headers']): HeaderStyle | false {
+  if (headers === undefined || headers === true) return 'draft-6';
+  if (headers === false || HEADER_STYLES.includes(headers)) return headers;
+  throw configError(
+    'headers',
+    `must be a boolean or one of ${HEADER_STYLES.map((s) => `'${s}'`).join(', ')}`,
+    headers,
+  );
+}
+
+export function resolveBody(message: unknown): unknown {
+  if (typeof message === 'string') return Object.freeze({ error: 'Too Many Requests', message });
+  if (typeof message === 'object' && message !== null) return message;
+  throw configError('message', 'must be a string or a JSON object', message);
+}
