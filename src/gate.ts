@@ -15,6 +15,7 @@ import { addressIdentity } from './identity/address-identity.js';
 import type { Identity } from './identity/identity.js';
 import type { Limiter } from './limiter.js';
 import type { Logger } from './logger.js';
+import { type RateLimitInfo, rateLimitInfo } from './rate-limit-info.js';
 import { tierSelector } from './tiers.js';
 import { knownKeys, loggerOption, oneOf, optionalFunction, positiveInteger } from './validate.js';
 
@@ -23,6 +24,8 @@ export type GateOutcome<Res = unknown> =
       readonly action: 'next';
       readonly headers: Record<string, string>;
       readonly decision: Decision | undefined;
+      /** The figures for the request object (`req.rateLimit` and its kin); undefined when the request was skipped. */
+      readonly info: RateLimitInfo | undefined;
       /** Present when the request holds a concurrency slot or a refund to decide until it is over. */
       readonly complete?: Complete<Res>;
     }
@@ -32,6 +35,7 @@ export type GateOutcome<Res = unknown> =
       readonly status: number;
       readonly body: unknown;
       readonly decision: Decision;
+      readonly info: RateLimitInfo;
     }
   /**
    * The gate answers the request itself, without rate-limit headers: 500 when deciding failed (`error` is what
@@ -123,7 +127,7 @@ export function createGate<Req, Res = unknown>(
   const check = async (req: Req): Promise<GateOutcome<Res>> => {
     try {
       if (skip !== undefined && (await skip(req)))
-        return { action: 'next', headers: NO_HEADERS, decision: undefined };
+        return { action: 'next', headers: NO_HEADERS, decision: undefined, info: undefined };
       // No identity is no licence: a client that resets its connection leaves no address to count it by.
       const identity = await identify(req);
       if (!identity && rejectUnidentified) return REFUSED_UNIDENTIFIED;
@@ -138,16 +142,17 @@ export function createGate<Req, Res = unknown>(
         notify(onDecision, event, req, logger);
       }
       const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
+      const info = rateLimitInfo(decision, identifier);
       if (decision.allowed) {
         const spent = { decision, limiter: chosen, identity: identifier, cost: units, req };
         const complete = completion(spent, refunds, logger);
         return complete === undefined
-          ? { action: 'next', headers, decision }
-          : { action: 'next', headers, decision, complete };
+          ? { action: 'next', headers, decision, info }
+          : { action: 'next', headers, decision, info, complete };
       }
       // Shadow mode lets a denied request through: telling the client to wait would be a lie.
-      if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision };
-      return { action: 'reject', headers, status, body, decision };
+      if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision, info };
+      return { action: 'reject', headers, status, body, decision, info };
     } catch (error) {
       // Error first: pino reads its first argument as the object to log, console prints both either way.
       logger.error(error, '[tollgate] rate limiter failed; answering 500');
