@@ -6,7 +6,7 @@
 
 const FOUNDATION = '^src/(errors|integer|duration|validate|logger)\\.ts$|^src/identity/identity\\.ts$';
 const CORE =
-  '^src/(decision|decision-outcome|headers|key|limiter|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
+  '^src/(decision|decision-outcome|headers|key|limiter|rate-limit-info|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
 const ABOVE_THE_CORE = '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|simulation/|simulator/|cli)';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.
 const FRAMEWORKS = 'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+)/';
