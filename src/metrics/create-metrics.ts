@@ -78,7 +78,7 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
     registers,
   });
   const latency = new Histogram({
-    name: `${prefix}store_latency_seconds`,
+    name: `${prefix}decision_duration_seconds`,
     help: "Time a limiter took to decide, the store's round trip included.",
     labelNames: ['scope'] as const,
     buckets: LATENCY_BUCKETS,

@@ -149,7 +149,7 @@ describe('demo: shadow mode, metrics and logs', () => {
       const metrics = await demo.get('/metrics');
       assert.match(String(metrics.headers.get('content-type')), /^text\/plain/);
       assert.match(metrics.text, /tollgate_decisions_total\{scope="expensive",outcome="denied"\} 1\n/);
-      assert.match(metrics.text, /tollgate_store_latency_seconds_count\{scope="expensive"\} 6\n/);
+      assert.match(metrics.text, /tollgate_decision_duration_seconds_count\{scope="expensive"\} 6\n/);
       // 5 per minute: allowed with 0 left is under 20%.
       assert.match(metrics.text, /tollgate_near_limit_total\{scope="expensive"\} 1\n/);
       assert.match(metrics.text, /tollgate_store_up 1\n/);

@@ -59,7 +59,7 @@ describe('createMetrics', () => {
       );
     // Only the real allowed decision with 1 of 10 left is near the limit; a fail-open 0 is no real balance.
     assert.match(text, /tollgate_near_limit_total\{scope="api"\} 1\n/);
-    assert.match(text, /tollgate_store_latency_seconds_bucket\{le="0.0025",scope="api"\} 7/);
+    assert.match(text, /tollgate_decision_duration_seconds_bucket\{le="0.0025",scope="api"\} 7/);
     assert.match(text, /tollgate_store_up 1/);
     up = false;
     assert.match(await registry.metrics(), /tollgate_store_up 0/);
