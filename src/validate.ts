@@ -54,7 +54,10 @@ export function oneOf<T extends string | boolean>(option: string, value: unknown
   return value as T;
 }
 
-/** Rejects misspelled options early: an unknown key is almost always a typo of a known one. */
+/**
+ * Rejects misspelled options early: an unknown key is almost always a typo of a known one, so the error names the
+ * nearest known key when there is one close enough to be the intended one.
+ */
 export function knownKeys(
   where: string,
   options: object,
@@ -63,9 +66,53 @@ export function knownKeys(
 ): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const now = Object.hasOwn(renamed, key) ? ` (renamed to \`${renamed[key]}\`)` : '';
-    throw configError(key, `is not an option of ${where}${now}`);
+    const guess = Object.hasOwn(renamed, key) ? undefined : nearest(key, known);
+    const hint = Object.hasOwn(renamed, key)
+      ? ` (renamed to \`${renamed[key]}\`)`
+      : guess === undefined
+        ? ''
+        : `; did you mean \`${guess}\`?`;
+    throw configError(key, `is not an option of ${where}${hint}`);
   }
+}
+
+/**
+ * The candidate a typo most likely meant: the fewest edits (case ignored, a swap of two neighbours one edit), at
+ * most one edit per three characters of the typo, so `windowMS` finds `windowMs` but `foo` finds nothing; of
+ * equals, the first.
+ */
+function nearest(word: string, candidates: readonly string[]): string | undefined {
+  const budget = Math.floor(word.length / 3);
+  let best: string | undefined;
+  let bestDistance = budget + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps, one edit each. */
+function editDistance(a: string, b: string): number {
+  // Rows i-2, i-1 and i of the dynamic programme over prefixes of a (rows) and b (columns).
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      let cost = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, substitution);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        cost = Math.min(cost, (before[j - 2] as number) + 1);
+      row.push(cost);
+    }
+    before = previous;
+    previous = row;
+  }
+  return previous[b.length] as number;
 }
 
 /** An injected clock (for tests): a function returning epoch milliseconds. */

@@ -59,7 +59,11 @@ describe('createLimiter: refused options, with their messages', () => {
 
   it('names a misspelled option', () => {
     const options = { policy, store, scopes: 'api' } as unknown as LimiterOptions;
-    refuses(() => createLimiter(options), 'scopes', '`scopes` is not an option of createLimiter');
+    refuses(
+      () => createLimiter(options),
+      'scopes',
+      '`scopes` is not an option of createLimiter; did you mean `scope`?',
+    );
   });
 
   it('requires at least one policy', () => {
