@@ -1,26 +1,49 @@
 // Hono 4 middleware on Web-standard Request/Response: usable on Node, Bun, Deno, Workers or any fetch server.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Decision } from '../decision.js';
-import { TollgateError } from '../errors.js';
-import { createGate } from '../gate.js';
+import { configError, TollgateError } from '../errors.js';
+import { createGate, type GateOutcome } from '../gate.js';
 import { isNodeResponse, whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
 import type { Identity } from '../identity/identity.js';
+import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The request's rate-limit figures, set by `rateLimit()` on every request it counted (admitted or not). */
+    rateLimit: RateLimitInfo | undefined;
+  }
+}
 
 export interface HonoRateLimitOptions extends GateOptions<Context, Response> {
   /** Answers a rejected request yourself; the rate-limit headers are added to the Response you return. */
   readonly handler?: (c: Context, decision: Decision) => Response | Promise<Response>;
+  /**
+   * Throw a rejection as `HTTPException(statusCode, { res })` for `app.onError` to answer, instead of answering it
+   * here. Its `res` is the answer the middleware would have sent. The rate-limit headers reach whatever onError
+   * returns, and Hono's default error handler answers `res` as it is. Default false.
+   */
+  readonly throw?: boolean;
 }
 
 export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler {
   const gate = createGate<Context, Response>(options, {
     name: 'rateLimit',
     identifier: nodeClientAddress(),
-    options: ['handler'],
+    options: ['handler', 'throw'],
   });
   const handler = optionalFunction('handler', options.handler);
+  const throws = options.throw ?? false;
+  if (typeof throws !== 'boolean') throw configError('throw', 'must be a boolean', throws);
+  if (throws && handler !== undefined)
+    throw configError(
+      'throw',
+      "cannot be combined with `handler`: the app's onError answers a thrown rejection",
+    );
 
   return async (c, next) => {
     const outcome = await gate.check(c);
@@ -28,16 +51,34 @@ export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler
       c.res = Response.json(outcome.body, { status: outcome.status });
       return;
     }
+    if (outcome.info !== undefined) c.set('rateLimit', outcome.info);
     if (outcome.action === 'next') {
       const { complete } = outcome;
       if (complete === undefined) await next();
       else await completing(c, next, complete);
-    } else if (handler === undefined) c.res = Response.json(outcome.body, { status: outcome.status });
+    } else if (throws) throw rejection(c, outcome);
+    else if (handler === undefined) c.res = Response.json(outcome.body, { status: outcome.status });
     else c.res = await handler(c, outcome.decision);
     // Set on the final Response, so they reach it however it was built (c.json or a bare Response); Hono's own
     // cors and timing middleware write c.res.headers the same way.
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   };
+}
+
+/**
+ * The rejection for `app.onError`, its answer the middleware's own. Set as `c.res` too: Hono copies that
+ * Response's headers onto whatever onError returns (a bare Response included), and `c.json()` starts from them.
+ */
+function rejection(
+  c: Context,
+  { status, body, headers }: Extract<GateOutcome, { action: 'reject' }>,
+): HTTPException {
+  c.res = Response.json(body, { status, headers });
+  const { message } = body as { message?: unknown };
+  return new HTTPException(status as ContentfulStatusCode, {
+    res: Response.json(body, { status, headers }),
+    ...(typeof message === 'string' ? { message } : {}),
+  });
 }
 
 /**

@@ -1,24 +1,43 @@
-// Koa 3 middleware: resolve the client, ask the core, copy headers onto ctx, answer 429.
+// Koa 3 middleware: resolve the client, ask the core, copy headers onto ctx, answer 429 (or throw it).
 import type { Context, Response as KoaResponse, Middleware } from 'koa';
 import type { Decision } from '../decision.js';
+import { configError } from '../errors.js';
 import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The request's rate-limit figures, set by `rateLimit()` on every request it counted (admitted or not). */
+    rateLimit?: RateLimitInfo;
+  }
+}
 
 /** `requestWasSuccessful` gets `(ctx, ctx.response)`. */
 export interface KoaRateLimitOptions extends GateOptions<Context, KoaResponse> {
   /** Answers a rejected request yourself by setting `ctx.body` (status and headers are already set). */
   readonly handler?: (ctx: Context, decision: Decision) => unknown;
+  /**
+   * Throw a rejection as `ctx.throw(statusCode, message, { headers, expose: true })` does, for the app's error
+   * middleware to answer, instead of answering it here. The rate-limit headers are on `ctx` and on the error's
+   * `headers`, which Koa's default error handler sets back after clearing the response's. Default false.
+   */
+  readonly throw?: boolean;
 }
 
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   const gate = createGate<Context, KoaResponse>(options, {
     name: 'rateLimit',
     identifier: (ctx) => ctx.ip,
-    options: ['handler'],
+    options: ['handler', 'throw'],
   });
   const handler = optionalFunction('handler', options.handler);
+  const throws = options.throw ?? false;
+  if (typeof throws !== 'boolean') throw configError('throw', 'must be a boolean', throws);
+  if (throws && handler !== undefined)
+    throw configError('throw', "cannot be combined with `handler`: the app's error middleware answers it");
 
   return async (ctx, next) => {
     const outcome = await gate.check(ctx);
@@ -28,11 +47,20 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
       return;
     }
     ctx.set(outcome.headers);
+    if (outcome.info !== undefined) ctx.state.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
       // Koa writes the response once the middleware have returned (a thrown error's too, a stream to its end).
       if (complete !== undefined) whenSent(ctx.res, (status) => complete(status, ctx.response));
       return next();
+    }
+    if (throws) {
+      const { message } = outcome.body as { message?: unknown };
+      // Exposed whatever the status, since it is the client's answer; `headers` survive Koa's default handler.
+      const props = { headers: outcome.headers, expose: true };
+      if (typeof message === 'string') ctx.throw(outcome.status, message, props);
+      // A body without a message of its own (a `message` object) leaves the status's text to http-errors.
+      ctx.throw(outcome.status, props);
     }
     ctx.status = outcome.status;
     if (handler === undefined) ctx.body = outcome.body;

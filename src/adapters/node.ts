@@ -4,7 +4,15 @@ import type { Decision } from '../decision.js';
 import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request's rate-limit figures, set by `tollgate/node`'s `rateLimit()` on every request it counted. */
+    rateLimit?: RateLimitInfo;
+  }
+}
 
 export interface NodeRateLimitOptions extends GateOptions<IncomingMessage, ServerResponse> {
   /** Answers a rejected request yourself and ends `res` (status and headers are already set). */
@@ -29,6 +37,7 @@ export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
       return false;
     }
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    if (outcome.info !== undefined) req.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
       // Whichever comes first, the response sent or the client gone, ends what the request holds.
