@@ -16,6 +16,9 @@ export {
   degradedResponse,
   isStore,
   type Store,
+  type StoreBreaker,
+  type StoreErrorKind,
   type StoreRequest,
   type StoreResponse,
+  type StoreStats,
 } from './store.js';

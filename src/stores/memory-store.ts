@@ -7,7 +7,7 @@ import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
 import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.js';
 import { BucketSlots } from './bucket-pool.js';
 import { checkRetentionCap } from './retention.js';
-import type { Store, StoreRequest, StoreResponse } from './store.js';
+import type { Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -88,6 +88,11 @@ export class MemoryStore implements Store {
   /** Buckets currently held, including expired ones the sweep has not dropped yet. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Its evictions, for `tollgate/metrics` and `tollgate/otel`. */
+  stats(): StoreStats {
+    return { evictions: this.metrics.evictions };
   }
 
   evaluate(request: StoreRequest): StoreResponse {

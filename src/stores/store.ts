@@ -56,6 +56,45 @@ export interface Store {
   keys?(): AsyncIterable<string>;
   /** Releases timers and connections. */
   close?(): void | Promise<void>;
+  /** What the store knows of its own health, for metrics: read when they are collected, never per decision. */
+  stats?(): StoreStats;
+}
+
+/**
+ * How a failed call to a store's backend failed. RedisStore's kinds: `timeout` (no answer within the budget),
+ * `connection` (no answer at all: not connected, connection closed, refused or reset), `reply` (Redis answered
+ * with an error: writes refused by OOM, READONLY or MISCONF, a cluster that is down) and `script` (the script
+ * answered an error for a decision, or a reply it could not read).
+ */
+export type StoreErrorKind = 'timeout' | 'connection' | 'reply' | 'script';
+
+/** One circuit breaker: the node it guards ('' when the store has one node, or before a cluster's are known). */
+export interface StoreBreaker {
+  readonly node: string;
+  readonly open: boolean;
+}
+
+/**
+ * Running totals since the store was created, and its breakers' state now. A store reports the figures it keeps
+ * and leaves out the others; `tollgate/metrics` and `tollgate/otel` export the figures their stores report.
+ */
+export interface StoreStats {
+  /** Calls to the backend that did not answer within their time budget (decisions, probes, resets, connecting). */
+  readonly timeouts?: number;
+  /** Failed calls of decisions, by kind (each failed call once, whatever number of decisions it carried). */
+  readonly errors?: Readonly<Record<StoreErrorKind, number>>;
+  readonly breakers?: readonly StoreBreaker[];
+  /** Times a circuit breaker opened. */
+  readonly breakerTrips?: number;
+  /** Times a server lacked the store's script (a restart, a failover, SCRIPT FLUSH) and it was sent in full. */
+  readonly scriptReloads?: number;
+  /** Calls of decisions sent, and the decisions they carried: their ratio is the mean batch size. */
+  readonly batches?: number;
+  readonly batchedDecisions?: number;
+  /** Denials answered by a local cache, without the backend. */
+  readonly denyCacheHits?: number;
+  /** Buckets dropped to stay within a size bound while they still held state. */
+  readonly evictions?: number;
 }
 
 export function isStore(value: unknown): value is Store {

@@ -26,6 +26,7 @@ import '../policies/limiter-options.test.js';
 import '../policies/limiter-shaping.test.js';
 import '../policies/wait.test.js';
 import '../stores/memory-store.test.js';
+import '../stores/store-stats.test.js';
 import '../stores/bucket-pool.test.js';
 import '../stores/retention-cap.test.js';
 import '../stores/memory-store-retention.test.js';

@@ -1,12 +1,11 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one script call, the reply read back.
-import { TollgateError } from '../../errors.js';
 import { bucketKey, memberOf } from '../../key.js';
 import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import type { StoreRequest, StoreResponse } from '../store.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
-import type { RedisStoreMetrics } from './metrics.js';
+import { type RedisStoreMetrics, scriptError } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
 import { constantArguments, runScript } from './script.js';
 import { withTimeout } from './time-budget.js';
@@ -156,6 +155,8 @@ export class Batcher {
   /** The batch's script call: each decision's answer, or its error; rejects when the call as a whole failed. */
   async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
     const client = await this.#connection.forDecisions();
+    this.#metrics.batches++;
+    this.#metrics.batchedDecisions += decisions.length;
     const { keyPrefix } = this.#settings;
     const keys: string[] = [];
     const args = [nowMs === undefined ? '' : String(nowMs)];
@@ -193,8 +194,7 @@ export class Batcher {
 function parseReply(reply: unknown, decisions: number, policies: number): (StoreResponse | Error)[] {
   // Per request: allowed, delay, then four figures per policy.
   const stride = 2 + 4 * policies;
-  const malformed = () =>
-    new TollgateError('ERR_TOLLGATE_STORE', `unexpected script reply: ${JSON.stringify(reply)}`);
+  const malformed = () => scriptError(`unexpected script reply: ${JSON.stringify(reply)}`);
   if (!Array.isArray(reply) || reply.length !== 1 + decisions * stride) throw malformed();
   const numbers = reply as unknown[];
   const figure = (at: number): number => {
@@ -207,7 +207,7 @@ function parseReply(reply: unknown, decisions: number, policies: number): (Store
   for (let at = 1; at < numbers.length; at += stride) {
     const head = numbers[at];
     if (typeof head === 'string') {
-      responses.push(new TollgateError('ERR_TOLLGATE_STORE', head));
+      responses.push(scriptError(head));
       continue;
     }
     const results: PolicyResult[] = [];

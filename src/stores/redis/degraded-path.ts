@@ -5,7 +5,7 @@ import { MemoryStore } from '../memory-store.js';
 import { type DegradedMode, degradedResponse, type StoreRequest, type StoreResponse } from '../store.js';
 import type { FailedCall } from './batch.js';
 import { type HeldBack, LogThrottle } from './log-throttle.js';
-import type { RedisStoreMetrics } from './metrics.js';
+import { errorKind, type RedisStoreMetrics } from './metrics.js';
 import type { NodeBreakers } from './node-breakers.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
 
@@ -142,6 +142,7 @@ export class DegradedPath {
   /** Says what answered the failed call's decisions: the configured mode is not enough, a limiter may override it. */
   #logFailure(error: unknown, answeredBy: ReadonlySet<DegradedMode>): void {
     this.#metrics.errors++;
+    this.#metrics.errorsByKind[errorKind(error)]++;
     const how = MODES.filter((mode) => answeredBy.has(mode));
     const more = heldBack(this.#log.admit(how.map((mode) => MODE_TEXT[mode].short)));
     if (more === undefined) return;

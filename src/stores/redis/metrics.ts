@@ -1,10 +1,15 @@
 // RedisStore's counters: one record, written by each part of the store that does what it counts.
+import { TollgateError } from '../../errors.js';
+import type { StoreErrorKind } from '../store.js';
 
 export interface RedisStoreMetrics {
   decisions: number;
   degradedAllowed: number;
   degradedDenied: number;
+  /** Failed calls of decisions (each call once, whatever number of decisions it carried). */
   errors: number;
+  /** The same calls by how they failed (see `errorKind`). */
+  errorsByKind: Record<StoreErrorKind, number>;
   timeouts: number;
   /** Times the script was missing on a server (restart, failover, SCRIPT FLUSH) and was sent in full. */
   scriptReloads: number;
@@ -14,6 +19,9 @@ export interface RedisStoreMetrics {
   breakerTrips: number;
   /** Denials answered from the local deny cache, without Redis. */
   localDenials: number;
+  /** Script calls of decisions sent to Redis, and the decisions they carried. */
+  batches: number;
+  batchedDecisions: number;
 }
 
 export function zeroMetrics(): RedisStoreMetrics {
@@ -22,10 +30,38 @@ export function zeroMetrics(): RedisStoreMetrics {
     degradedAllowed: 0,
     degradedDenied: 0,
     errors: 0,
+    errorsByKind: { timeout: 0, connection: 0, reply: 0, script: 0 },
     timeouts: 0,
     scriptReloads: 0,
     fallbackDecisions: 0,
     breakerTrips: 0,
     localDenials: 0,
+    batches: 0,
+    batchedDecisions: 0,
   };
+}
+
+/** Errors of the script's own making, told apart by identity: their messages are whatever the script said. */
+const scriptErrors = new WeakSet<Error>();
+
+/** A decision the script answered with an error, or a reply that is not the script's. */
+export function scriptError(message: string): TollgateError {
+  const error = new TollgateError('ERR_TOLLGATE_STORE', message);
+  scriptErrors.add(error);
+  return error;
+}
+
+/**
+ * Redis's error replies start with their code in capitals (`OOM command not allowed...`, `READONLY You can't
+ * write...`), as ioredis and node-redis both pass them on; a socket error carries a `syscall` instead.
+ */
+const REPLY = /^[A-Z]{2,}[A-Z_-]*(?: |$)/;
+
+/** How a call failed (see `StoreErrorKind`): anything that is no timeout, no reply and no script's is a connection's. */
+export function errorKind(error: unknown): StoreErrorKind {
+  if (!(error instanceof Error)) return 'connection';
+  if (error instanceof TollgateError && error.code === 'ERR_TOLLGATE_TIMEOUT') return 'timeout';
+  if (scriptErrors.has(error)) return 'script';
+  if (REPLY.test(error.message) && !('syscall' in error)) return 'reply';
+  return 'connection';
 }

@@ -1,4 +1,5 @@
 // One circuit breaker per Redis node, so a node that keeps failing is no longer waited on while the others still are.
+import type { StoreBreaker } from '../store.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { keyBeside } from './cluster-slot.js';
 import type { RedisStoreMetrics } from './metrics.js';
@@ -44,6 +45,12 @@ export class NodeBreakers {
     const failing = [...this.#breakers].find(([, breaker]) => breaker.isOpen);
     if (failing === undefined) return undefined;
     return `${where(failing[0])} is failing decisions: ${this.#lastErrors.get(failing[0]) ?? 'unknown error'}`;
+  }
+
+  /** Each node's breaker, open or not; one closed breaker for the whole store while no node has failed yet. */
+  states(): StoreBreaker[] {
+    if (this.#breakers.size === 0) return [{ node: '', open: false }];
+    return [...this.#breakers].map(([node, breaker]) => ({ node, open: breaker.isOpen }));
   }
 
   succeeded(shard: string): void {

@@ -2,7 +2,7 @@
 import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { checkRetentionCap } from '../retention.js';
-import type { Store, StoreRequest, StoreResponse } from '../store.js';
+import type { Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
 import { Batcher, type Pending } from './batch.js';
 import { Connection } from './connection.js';
 import { DegradedPath } from './degraded-path.js';
@@ -78,6 +78,21 @@ export class RedisStore implements Store {
     const shard = this.#connection.shardOf(firstKey);
     if (this.#breakers.isOpen(shard)) return this.#degraded.answer(request);
     return new Promise((resolve) => this.#batcher.enqueue({ request, firstKey, shard, resolve }));
+  }
+
+  /** The store's counters and its breakers' state now, for `tollgate/metrics` and `tollgate/otel`. */
+  stats(): StoreStats {
+    const { metrics } = this;
+    return {
+      timeouts: metrics.timeouts,
+      errors: { ...metrics.errorsByKind },
+      breakers: this.#breakers.states(),
+      breakerTrips: metrics.breakerTrips,
+      scriptReloads: metrics.scriptReloads,
+      batches: metrics.batches,
+      batchedDecisions: metrics.batchedDecisions,
+      denyCacheHits: metrics.localDenials,
+    };
   }
 
   /**
