@@ -3,7 +3,14 @@ import type { Decision } from './decision.js';
 import type { Duration } from './duration.js';
 import { configError } from './errors.js';
 import type { RefundOptions } from './gate-completion.js';
-import { HEADER_STYLES, type HeaderStyle } from './headers.js';
+import {
+  HEADER_STYLES,
+  type HeaderStyle,
+  type HeaderWriter,
+  headerWriter,
+  LEGACY_RESETS,
+  type LegacyReset,
+} from './headers.js';
 import type { Identity } from './identity/identity.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import type { Logger } from './logger.js';
@@ -53,8 +60,12 @@ export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res>
   readonly unidentified?: 'shared' | 'reject';
   /** Returns true to let a request through without counting it. */
   readonly skip?: (req: Req) => boolean | Promise<boolean>;
-  /** `true` (= 'draft-6'), `false`, or a header style. Default true. */
+  /** The standard fields: `true` (= 'draft-6'), `false`, or a header style. Default true. */
   readonly headers?: boolean | HeaderStyle;
+  /** `X-RateLimit-Limit/Remaining/Reset`, on or off of its own. Default: on with 'draft-6', off otherwise. */
+  readonly legacyHeaders?: boolean;
+  /** `X-RateLimit-Reset` as an ISO-8601 instant or in epoch seconds. Default 'iso-8601'. */
+  readonly legacyReset?: LegacyReset;
   /** Message in the default rejection body, or a whole JSON body. */
   readonly message?: string | Record<string, unknown>;
   /** Rejection status. Default 429. */
@@ -122,14 +133,24 @@ export function resolveCost<Req>(
   return positiveInteger('cost', cost);
 }
 
-export function resolveHeaders(headers: GateOptions<unknown>['headers']): HeaderStyle | false {
-  if (headers === undefined || headers === true) return 'draft-6';
-  if (headers === false || HEADER_STYLES.includes(headers)) return headers;
-  throw configError(
-    'headers',
-    `must be a boolean or one of ${HEADER_STYLES.map((s) => `'${s}'`).join(', ')}`,
-    headers,
-  );
+/** The header writer the options ask for; undefined when they ask for no header at all. */
+export function resolveHeaders(
+  options: Pick<GateOptions<unknown>, 'headers' | 'legacyHeaders' | 'legacyReset'>,
+): HeaderWriter | undefined {
+  const { headers = true, legacyHeaders, legacyReset = 'iso-8601' } = options;
+  const style = headers === true ? 'draft-6' : headers;
+  if (style !== false && !HEADER_STYLES.includes(style))
+    throw configError('headers', `must be a boolean or one of ${quoted(HEADER_STYLES)}`, headers);
+  if (legacyHeaders !== undefined && typeof legacyHeaders !== 'boolean')
+    throw configError('legacyHeaders', 'must be a boolean', legacyHeaders);
+  if (!LEGACY_RESETS.includes(legacyReset))
+    throw configError('legacyReset', `must be one of ${quoted(LEGACY_RESETS)}`, legacyReset);
+  // The legacy set came with 'draft-6' before it could be chosen on its own: the default keeps that.
+  return headerWriter(style, (legacyHeaders ?? style === 'draft-6') && legacyReset);
+}
+
+function quoted(values: readonly string[]): string {
+  return values.map((value) => `'${value}'`).join(', ');
 }
 
 export function resolveBody(message: unknown): unknown {

@@ -10,7 +10,6 @@ import {
   resolveHeaders,
   resolveLimiter,
 } from './gate-options.js';
-import { rateLimitHeaders } from './headers.js';
 import { addressIdentity } from './identity/address-identity.js';
 import type { Identity } from './identity/identity.js';
 import type { Limiter } from './limiter.js';
@@ -63,6 +62,8 @@ const GATE_OPTIONS = [
   'unidentified',
   'skip',
   'headers',
+  'legacyHeaders',
+  'legacyReset',
   'message',
   'statusCode',
   'logger',
@@ -114,7 +115,7 @@ export function createGate<Req, Res = unknown>(
   const onDecision = optionalFunction('onDecision', options.onDecision);
   const skip = optionalFunction('skip', options.skip);
   const cost = resolveCost(options.cost);
-  const style = resolveHeaders(options.headers);
+  const headersOf = resolveHeaders(options);
   const status = positiveInteger('statusCode', options.statusCode ?? 429);
   if (status < 400 || status > 599)
     throw configError('statusCode', 'must be an HTTP error status (400-599)', status);
@@ -141,7 +142,7 @@ export function createGate<Req, Res = unknown>(
         const event = { scope: chosen.scope, decision, latencyMs: performance.now() - started, shadow };
         notify(onDecision, event, req, logger);
       }
-      const headers = style === false ? NO_HEADERS : rateLimitHeaders(decision, style);
+      const headers = headersOf === undefined ? NO_HEADERS : headersOf(decision, identifier);
       const info = rateLimitInfo(decision, identifier);
       if (decision.allowed) {
         const spent = { decision, limiter: chosen, identity: identifier, cost: units, req };

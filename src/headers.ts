@@ -1,73 +1,205 @@
-// Pure: a decision to rate-limit header fields, in the IETF draft's form or the widely deployed older one.
+// Pure: a decision to rate-limit header fields, in each IETF draft's form and the widely deployed X-RateLimit set.
+import { createHash } from 'node:crypto';
 import type { Decision } from './decision.js';
+import type { AnyPolicy } from './policies/policy.js';
 
 /**
- * - `'draft-6'`: `RateLimit-Limit/Remaining/Reset` plus `X-RateLimit-Limit/Remaining/Reset` (ISO-8601): what
- *   most clients parse today.
- * - `'draft-10'`: draft-ietf-httpapi-ratelimit-headers-10 and later, `RateLimit-Policy` and `RateLimit` as
- *   Structured Field lists with one item per policy.
+ * The standard fields, as express-rate-limit 8 writes them for drafts 6 to 8 (same bytes for the same figures):
+ * - `'draft-6'`: `RateLimit-Policy` plus `RateLimit-Limit/Remaining/Reset`: what most clients parse today.
+ * - `'draft-7'`: `RateLimit-Policy` plus one `RateLimit` dictionary, `limit=.., remaining=.., reset=..`.
+ * - `'draft-8'`: `RateLimit-Policy` and `RateLimit` as lists with one named item per policy, the policy's items
+ *   carrying a partition key (`pk`) derived from the client's identity.
+ * - `'draft-10'`: draft-ietf-httpapi-ratelimit-headers-10 and later: as draft-8, written compactly, without `pk`.
+ *
+ * In drafts 6 and 7 the single figures are the binding policy's (the one closest to denying), and
+ * `RateLimit-Policy` lists every policy in the limiter's order, so it stays the same from response to response.
  */
-export type HeaderStyle = 'draft-6' | 'draft-10';
+export type HeaderStyle = 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10';
 
-export const HEADER_STYLES: readonly HeaderStyle[] = ['draft-6', 'draft-10'];
+export const HEADER_STYLES: readonly HeaderStyle[] = ['draft-6', 'draft-7', 'draft-8', 'draft-10'];
 
-/** Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then. */
-// Stryker disable next-line StringLiteral: every style but 'draft-10' gets the draft-6 fields, so the default's spelling is inert
-export function rateLimitHeaders(decision: Decision, style: HeaderStyle = 'draft-6'): Record<string, string> {
+/** `X-RateLimit-Reset` as an ISO-8601 instant, or in epoch seconds (GitHub's and express-rate-limit's form). */
+export type LegacyReset = 'iso-8601' | 'epoch-seconds';
+
+export const LEGACY_RESETS: readonly LegacyReset[] = ['iso-8601', 'epoch-seconds'];
+
+export interface HeaderOptions {
+  /** `X-RateLimit-Limit/Remaining/Reset` beside the style's fields. Default: true with 'draft-6', else false. */
+  readonly legacyHeaders?: boolean;
+  /** The form of `X-RateLimit-Reset`. Default 'iso-8601'. */
+  readonly legacyReset?: LegacyReset;
+  /** The identity the request was counted under: draft-8's partition key comes from it (no `pk` without it). */
+  readonly key?: string;
+}
+
+/** The fields for one decision, `key` being the identity it was counted under. */
+export type HeaderWriter = (decision: Decision, key?: string) => Record<string, string>;
+
+type Fields = Record<string, string>;
+type Standard = (decision: Decision, headers: Fields, key: string | undefined) => void;
+type Instant = (epochMs: number) => string;
+
+/**
+ * Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then; `style`
+ * false sends only the legacy set, if `options` asks for it.
+ */
+export function rateLimitHeaders(
+  decision: Decision,
+  style: HeaderStyle | false = 'draft-6',
+  options: HeaderOptions = {},
+): Record<string, string> {
+  const legacy = options.legacyHeaders ?? style === 'draft-6';
+  return write(
+    decision,
+    options.key,
+    style === false ? undefined : STANDARD[style],
+    legacy ? LEGACY_RESET[options.legacyReset ?? 'iso-8601'] : undefined,
+  );
+}
+
+/** The fields of a style and a legacy set (false: none), chosen once; undefined when neither sends anything. */
+export function headerWriter(
+  style: HeaderStyle | false,
+  legacy: LegacyReset | false,
+): HeaderWriter | undefined {
+  if (style === false && legacy === false) return undefined;
+  const standard = style === false ? undefined : STANDARD[style];
+  const reset = legacy === false ? undefined : LEGACY_RESET[legacy];
+  return (decision, key) => write(decision, key, standard, reset);
+}
+
+function write(
+  decision: Decision,
+  key: string | undefined,
+  standard: Standard | undefined,
+  legacyReset: Instant | undefined,
+): Fields {
+  const headers: Fields = {};
   // A fail-open or fail-closed decision knows nothing of the client's quota: advertising one would be a guess.
-  const guessed = decision.degraded === 'fail-open' || decision.degraded === 'fail-closed';
-  const headers: Record<string, string> = guessed
-    ? {}
-    : style === 'draft-10'
-      ? draft10(decision)
-      : draft6(decision);
-  if (!decision.allowed && decision.retryAfterMs !== undefined) {
-    headers['Retry-After'] = String(seconds(decision.retryAfterMs));
+  if (decision.degraded !== 'fail-open' && decision.degraded !== 'fail-closed') {
+    // express-rate-limit's order: the legacy set first.
+    if (legacyReset !== undefined) {
+      headers['X-RateLimit-Limit'] = String(decision.limit);
+      headers['X-RateLimit-Remaining'] = String(decision.remaining);
+      if (decision.resetMs >= 0)
+        headers['X-RateLimit-Reset'] = legacyReset(decision.nowMs + decision.resetMs);
+    }
+    standard?.(decision, headers, key);
   }
+  if (!decision.allowed && decision.retryAfterMs !== undefined)
+    headers['Retry-After'] = String(Math.max(1, seconds(decision.retryAfterMs)));
   return headers;
 }
 
-function draft6(decision: Decision): Record<string, string> {
-  const limit = String(decision.limit);
-  const remaining = String(decision.remaining);
-  const headers: Record<string, string> = {
-    'RateLimit-Limit': limit,
-    'RateLimit-Remaining': remaining,
-    'X-RateLimit-Limit': limit,
-    'X-RateLimit-Remaining': remaining,
-  };
-  if (decision.resetMs >= 0) {
-    headers['RateLimit-Reset'] = String(Math.ceil(decision.resetMs / 1000));
-    headers['X-RateLimit-Reset'] = new Date(decision.nowMs + decision.resetMs).toISOString();
-  }
-  return headers;
+const STANDARD: Record<HeaderStyle, Standard> = {
+  'draft-6': (decision, headers) => {
+    headers['RateLimit-Policy'] = quotaList(decision);
+    headers['RateLimit-Limit'] = String(decision.limit);
+    headers['RateLimit-Remaining'] = String(decision.remaining);
+    if (decision.resetMs >= 0) headers['RateLimit-Reset'] = String(seconds(decision.resetMs));
+  },
+  'draft-7': (decision, headers) => {
+    headers['RateLimit-Policy'] = quotaList(decision);
+    const state = `limit=${decision.limit}, remaining=${decision.remaining}`;
+    headers.RateLimit = decision.resetMs >= 0 ? `${state}, reset=${seconds(decision.resetMs)}` : state;
+  },
+  'draft-8': (decision, headers, key) => {
+    // The partition key tells clients sharing a policy apart; a hash, so the identity itself is not disclosed.
+    const pk = key === undefined ? '' : `; pk=:${partitionKey(key)}:`;
+    let policy = '';
+    let state = '';
+    for (const { policy: p, remaining, resetMs } of decision.policies) {
+      const { name, draft8 } = texts(p);
+      const separator = policy === '' ? '' : ', ';
+      policy += `${separator}${draft8}${pk}`;
+      state += `${separator}${name}; r=${remaining}${resetMs >= 0 ? `; t=${seconds(resetMs)}` : ''}`;
+    }
+    headers.RateLimit = state;
+    headers['RateLimit-Policy'] = policy;
+  },
+  'draft-10': (decision, headers) => {
+    let policy = '';
+    let state = '';
+    for (const { policy: p, remaining, resetMs } of decision.policies) {
+      const { name, draft10 } = texts(p);
+      const separator = policy === '' ? '' : ', ';
+      policy += `${separator}${draft10}`;
+      state += `${separator}${name};r=${remaining}${resetMs >= 0 ? `;t=${seconds(resetMs)}` : ''}`;
+    }
+    headers['RateLimit-Policy'] = policy;
+    headers.RateLimit = state;
+  },
+};
+
+const LEGACY_RESET: Record<LegacyReset, Instant> = {
+  'iso-8601': isoInstant,
+  'epoch-seconds': (epochMs) => String(seconds(epochMs)),
+};
+
+/** Drafts 6 and 7: `<quota>;w=<window seconds>` per policy (no `w` for one without a window), in limiter order. */
+function quotaList(decision: Decision): string {
+  let list = '';
+  for (const { policy } of decision.policies)
+    list += list === '' ? texts(policy).quota : `, ${texts(policy).quota}`;
+  return list;
 }
 
-function draft10(decision: Decision): Record<string, string> {
-  const policy: string[] = [];
-  const state: string[] = [];
-  for (const { policy: p, remaining, resetMs } of decision.policies) {
-    const name = sfString(p.name);
-    // A concurrency limit's quota is requests in flight, which the draft names as a quota unit.
-    const unit = p.kind === 'concurrency' ? ';qu="concurrent-requests"' : '';
-    policy.push(
-      p.windowMs > 0
-        ? `${name};q=${p.limit};w=${Math.ceil(p.windowMs / 1000)}`
-        : `${name};q=${p.limit}${unit}`,
-    );
-    state.push(
-      resetMs >= 0 ? `${name};r=${remaining};t=${Math.ceil(resetMs / 1000)}` : `${name};r=${remaining}`,
-    );
-  }
-  return { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') };
+/** A policy's fixed parts in each style, written once per policy object (policies never change). */
+interface PolicyTexts {
+  /** An RFC 9651 String (policy names are restricted to characters that need no escaping). */
+  readonly name: string;
+  readonly quota: string;
+  readonly draft8: string;
+  readonly draft10: string;
 }
 
-/** Whole seconds, rounded up so a client never comes back early, and never 0. */
+const policyTexts = new WeakMap<AnyPolicy, PolicyTexts>();
+
+function texts(policy: AnyPolicy): PolicyTexts {
+  let known = policyTexts.get(policy);
+  if (known === undefined) {
+    const name = `"${policy.name}"`;
+    const { limit } = policy;
+    // A token bucket's window is its time to refill from empty. A concurrency limit has none: its quota is
+    // requests in flight, which the drafts name as a quota unit.
+    const window = policy.windowMs > 0 ? seconds(policy.windowMs) : 0;
+    const extra =
+      window > 0 ? `w=${window}` : policy.kind === 'concurrency' ? 'qu="concurrent-requests"' : '';
+    known = {
+      name,
+      quota: window > 0 ? `${limit};w=${window}` : `${limit}`,
+      draft8: extra === '' ? `${name}; q=${limit}` : `${name}; q=${limit}; ${extra}`,
+      draft10: extra === '' ? `${name};q=${limit}` : `${name};q=${limit};${extra}`,
+    };
+    policyTexts.set(policy, known);
+  }
+  return known;
+}
+
+/** express-rate-limit's partition key: the first 12 hex digits of the identity's SHA-256, as base64. */
+function partitionKey(key: string): string {
+  const hex = createHash('sha256').update(key).digest('hex').slice(0, 12);
+  return Buffer.from(hex).toString('base64');
+}
+
+/**
+ * `new Date(ms).toISOString()`, its date and time to the second kept from the last call: under load most resets
+ * fall in the same second, and this costs a sixth of building a Date each time.
+ */
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
+function isoInstant(epochMs: number): string {
+  const second = Math.floor(epochMs / 1000);
+  if (second !== lastSecond) {
+    lastPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    lastSecond = second;
+  }
+  const milli = epochMs - second * 1000;
+  return `${lastPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+/** Whole seconds, rounded up so a client never comes back early. */
 function seconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
-/** An RFC 9651 String (policy names are already restricted to characters that need no escaping). */
-function sfString(value: string): string {
-  return `"${value}"`;
+  return Math.ceil(ms / 1000);
 }

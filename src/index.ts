@@ -5,7 +5,7 @@ export type { Duration } from './duration.js';
 export { TollgateError, type TollgateErrorCode } from './errors.js';
 export { createGate, type Gate, type GateOutcome } from './gate.js';
 export type { DecisionEvent, GateOptions } from './gate-options.js';
-export { type HeaderStyle, rateLimitHeaders } from './headers.js';
+export { type HeaderOptions, type HeaderStyle, type LegacyReset, rateLimitHeaders } from './headers.js';
 export { type AddressIdentityOptions, addressIdentity } from './identity/address-identity.js';
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';

@@ -47,6 +47,7 @@ function decision(
 describe('draft-6 headers', () => {
   it('an allowed request: limit, remaining, reset in whole seconds rounded up, and the reset instant in ISO-8601', () => {
     assert.deepEqual(rateLimitHeaders(decision(42, 4500)), {
+      'RateLimit-Policy': '100;w=60',
       'RateLimit-Limit': '100',
       'RateLimit-Remaining': '42',
       'RateLimit-Reset': '5',
@@ -81,6 +82,7 @@ describe('draft-6 headers', () => {
   it('leaves the reset out when the policy never comes back to rest (a bucket that never refills)', () => {
     const spent = tokenBucket({ capacity: 3, refillPerSecond: 0 });
     assert.deepEqual(rateLimitHeaders(decision(2, -1, undefined, spent)), {
+      'RateLimit-Policy': '3',
       'RateLimit-Limit': '3',
       'RateLimit-Remaining': '2',
       'X-RateLimit-Limit': '3',
@@ -99,6 +101,7 @@ describe('draft-6 headers', () => {
     assert.equal(retryAfter(2499), '3');
     assert.equal(retryAfter(59_001), '60');
     assert.deepEqual(rateLimitHeaders(decision(0, 30_000, 12_345)), {
+      'RateLimit-Policy': '100;w=60',
       'RateLimit-Limit': '100',
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': '30',
@@ -113,6 +116,7 @@ describe('draft-6 headers', () => {
     const headers = rateLimitHeaders(decision(100, 0, -1));
     assert.equal(headers['Retry-After'], undefined);
     assert.deepEqual(headers, {
+      'RateLimit-Policy': '100;w=60',
       'RateLimit-Limit': '100',
       'RateLimit-Remaining': '100',
       'RateLimit-Reset': '0',
@@ -140,6 +144,7 @@ describe('draft-6 headers', () => {
       policies: [policyDecision(daily, 700, 3_600_000), policyDecision(burst, 3, 3500)],
     };
     assert.deepEqual(rateLimitHeaders(both), {
+      'RateLimit-Policy': '1000;w=86400, 10;w=5',
       'RateLimit-Limit': '10',
       'RateLimit-Remaining': '3',
       'RateLimit-Reset': '4',
@@ -239,19 +244,22 @@ describe('degraded decisions', () => {
 
 describe('HEADER_STYLES', () => {
   it('names every style, in order, each with its own fields', () => {
-    assert.deepEqual(HEADER_STYLES, ['draft-6', 'draft-10']);
+    assert.deepEqual(HEADER_STYLES, ['draft-6', 'draft-7', 'draft-8', 'draft-10']);
     const fields = HEADER_STYLES.map((style) =>
       Object.keys(rateLimitHeaders(decision(1, 1000), style)).sort(),
     );
     assert.deepEqual(fields, [
       [
         'RateLimit-Limit',
+        'RateLimit-Policy',
         'RateLimit-Remaining',
         'RateLimit-Reset',
         'X-RateLimit-Limit',
         'X-RateLimit-Remaining',
         'X-RateLimit-Reset',
       ],
+      ['RateLimit', 'RateLimit-Policy'],
+      ['RateLimit', 'RateLimit-Policy'],
       ['RateLimit', 'RateLimit-Policy'],
     ]);
   });
