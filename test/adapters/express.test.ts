@@ -47,8 +47,8 @@ function expressApp(createApp: typeof express): MakeApp {
         ...(handler === undefined
           ? {}
           : {
-              handler: (_req, res, _next, decision) => {
-                const answer = handler(decision);
+              handler: (req, res, _next, decision) => {
+                const answer = handler(decision, req.rateLimit);
                 res.status(answer.status).json(answer.body);
               },
             }),
@@ -57,8 +57,8 @@ function expressApp(createApp: typeof express): MakeApp {
           : { requestWasSuccessful: (_req, res) => requestWasSuccessful(res.get('x-verdict')) }),
       }),
     );
-    app.get('/', (_req, res, next) => {
-      serve(route?.() ?? {}, res).catch(next);
+    app.get('/', (req, res, next) => {
+      serve(route?.(req.rateLimit) ?? {}, res).catch(next);
     });
     // Express 4 and 5 alike answer 500 through an error handler (the default one would print the stack).
     app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -72,7 +72,7 @@ for (const [name, createApp] of [
   ['Express 5', express],
   ['Express 4', express4],
 ] as const) {
-  runAdapterContract(name, expressApp(createApp));
+  runAdapterContract(name, expressApp(createApp), { thrown: false });
 
   describe(`${name}: X-Forwarded-For while 'trust proxy' is off`, () => {
     it('warns exactly once, and a spoofed header does not pick the bucket', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { rateLimit } from '../../src/adapters/fastify.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
@@ -11,6 +11,7 @@ import { MemoryStore } from '../../src/stores/memory-store.js';
 import {
   CLIENT,
   type ContractApp,
+  type Figures,
   type RoutePlan,
   runAdapterContract,
   streamedChunks,
@@ -37,31 +38,38 @@ async function serve(plan: RoutePlan, reply: FastifyReply): Promise<unknown> {
   return { ok: true };
 }
 
-runAdapterContract('Fastify', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
-  const app = Fastify();
-  // Added before the plugin's hook, so it runs first.
-  if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
-  await app.register(rateLimit, {
-    ...options,
-    ...(handler === undefined
-      ? {}
-      : {
-          handler: (_request, reply, decision) => {
-            const answer = handler(decision);
-            reply.code(answer.status);
-            return answer.body;
-          },
-        }),
-    ...(requestWasSuccessful === undefined
-      ? {}
-      : {
-          requestWasSuccessful: (_request, reply) =>
-            requestWasSuccessful(header(reply.getHeader('x-verdict'))),
-        }),
-  });
-  app.get('/', (_request, reply) => serve(route?.() ?? {}, reply));
-  return listenFastify(app);
-});
+/** `request.rateLimit`, read through a cast until the adapter declares it on FastifyRequest. */
+const figures = (request: FastifyRequest) => (request as { rateLimit?: Figures }).rateLimit;
+
+runAdapterContract(
+  'Fastify',
+  async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
+    const app = Fastify();
+    // Added before the plugin's hook, so it runs first.
+    if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
+    await app.register(rateLimit, {
+      ...options,
+      ...(handler === undefined
+        ? {}
+        : {
+            handler: (request, reply, decision) => {
+              const answer = handler(decision, figures(request));
+              reply.code(answer.status);
+              return answer.body;
+            },
+          }),
+      ...(requestWasSuccessful === undefined
+        ? {}
+        : {
+            requestWasSuccessful: (_request, reply) =>
+              requestWasSuccessful(header(reply.getHeader('x-verdict'))),
+          }),
+    });
+    app.get('/', (request, reply) => serve(route?.(figures(request)) ?? {}, reply));
+    return listenFastify(app);
+  },
+  { thrown: false },
+);
 
 describe('Fastify per-route config.rateLimit', () => {
   const bucket = (capacity: number) =>

@@ -38,36 +38,42 @@ async function serve(plan: RoutePlan, res: ServerResponse): Promise<void> {
   sendJson(res, res.statusCode, { ok: true });
 }
 
-runAdapterContract('node:http', async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
-  const limited = withRateLimit(
-    {
-      ...options,
-      ...(handler === undefined
-        ? {}
-        : {
-            handler: (_req, res, decision) => {
-              const answer = handler(decision);
-              sendJson(res, answer.status, answer.body);
-            },
-          }),
-      ...(requestWasSuccessful === undefined
-        ? {}
-        : { requestWasSuccessful: (_req, res) => requestWasSuccessful(header(res.getHeader('x-verdict'))) }),
-    },
-    (_req, res) => serve(route?.() ?? {}, res),
-  );
-  return listen(
-    createServer(async (req, res) => {
-      try {
-        await beforeLimit?.(req);
-        await limited(req, res);
-      } catch {
-        // What a framework's error handling would do.
-        sendJson(res, 500, { error: 'route failed' });
-      }
-    }),
-  );
-});
+runAdapterContract(
+  'node:http',
+  async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
+    const limited = withRateLimit(
+      {
+        ...options,
+        ...(handler === undefined
+          ? {}
+          : {
+              handler: (req, res, decision) => {
+                const answer = handler(decision, req.rateLimit);
+                sendJson(res, answer.status, answer.body);
+              },
+            }),
+        ...(requestWasSuccessful === undefined
+          ? {}
+          : {
+              requestWasSuccessful: (_req, res) => requestWasSuccessful(header(res.getHeader('x-verdict'))),
+            }),
+      },
+      (req, res) => serve(route?.(req.rateLimit) ?? {}, res),
+    );
+    return listen(
+      createServer(async (req, res) => {
+        try {
+          await beforeLimit?.(req);
+          await limited(req, res);
+        } catch {
+          // What a framework's error handling would do.
+          sendJson(res, 500, { error: 'route failed' });
+        }
+      }),
+    );
+  },
+  { thrown: false },
+);
 
 it('node:http rateLimit resolves true to continue and false once it has answered', async () => {
   const limiter = createLimiter({

@@ -5,6 +5,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import type { Decision } from '../../src/decision.js';
 import type { GateOptions } from '../../src/gate-options.js';
+import type { RateLimitInfo } from '../../src/rate-limit-info.js';
 
 export interface ContractApp {
   /** Base URL of an app that answers `GET /` with 200 JSON behind the limiter. */
@@ -42,14 +43,43 @@ export async function* streamedChunks(plan: RoutePlan): AsyncGenerator<string> {
   yield STREAMED[1];
 }
 
+/**
+ * The request's rate-limit figures as the app reads them from the framework's own place: Express `req.rateLimit`,
+ * Fastify `request.rateLimit`, Hono `c.get('rateLimit')`, Koa `ctx.state.rateLimit`, node:http `req.rateLimit`.
+ */
+export type Figures = RateLimitInfo | undefined;
+
 export interface ContractOptions extends Omit<GateOptions<unknown>, 'requestWasSuccessful'> {
-  readonly handler?: (decision: Decision) => ContractAnswer;
+  /** Given the decision and the figures the binding read from its framework's place for the rejected request. */
+  readonly handler?: (decision: Decision, figures: Figures) => ContractAnswer;
   /** Awaited by an async step of the app's own that runs before the limiter, given the node:http request. */
   readonly beforeLimit?: (req: IncomingMessage) => Promise<void>;
-  /** Called each time the route behind the limiter runs: what it does this time. Default: 200 JSON at once. */
-  readonly route?: () => RoutePlan;
+  /**
+   * Called each time the route behind the limiter runs, with the figures it read from its framework's place: what
+   * it does this time. Default: 200 JSON at once.
+   */
+  readonly route?: (figures: Figures) => RoutePlan;
   /** The adapter's `requestWasSuccessful`, given the `x-verdict` header the binding reads from its response. */
   readonly requestWasSuccessful?: (verdict: string | undefined) => boolean | Promise<boolean>;
+  /**
+   * Only for an adapter with the `thrown` capability: the adapter throws its rejections, and the app's own error
+   * handler answers an error that carries an HTTP status with `shapedByApp(status)` (any other error: 500).
+   */
+  readonly thrown?: boolean;
+}
+
+/** What an adapter offers beyond the common ground; each binding declares every capability, true or false. */
+export interface AdapterCapabilities {
+  /**
+   * A throw mode: a rejection reaches the framework's error handling as an error with its status and the
+   * rate-limit headers, so the app's own error handler shapes the answer. The binding wires `thrown`.
+   */
+  readonly thrown: boolean;
+}
+
+/** The answer the app's own error handler gives, in `thrown` mode, to an error carrying an HTTP status. */
+export function shapedByApp(status: number): ContractAnswer {
+  return { status, body: { shapedBy: 'the app', status } };
 }
 
 export type MakeApp = (options: ContractOptions) => Promise<ContractApp>;

@@ -1,22 +1,26 @@
 // The one contract every adapter passes over real HTTP: same answers, same headers, same failure modes.
 import { describe } from 'node:test';
 import { coreContract } from './adapter-contract-core.js';
-import type { ContractApp, ContractOptions, MakeApp } from './adapter-contract-http.js';
+import type { AdapterCapabilities, ContractApp, ContractOptions, MakeApp } from './adapter-contract-http.js';
+import { idiomsContract } from './adapter-contract-idioms.js';
 import { concurrencyContract, refundContract } from './adapter-contract-shaping.js';
 
 export { silentLogger, unitsLeft } from './adapter-contract-fixtures.js';
 export {
+  type AdapterCapabilities,
   CLIENT,
   type ContractApp,
+  type Figures,
   listen,
   type MakeApp,
   type RoutePlan,
   request,
   STREAMED,
+  shapedByApp,
   streamedChunks,
 } from './adapter-contract-http.js';
 
-export function runAdapterContract(name: string, makeApp: MakeApp): void {
+export function runAdapterContract(name: string, makeApp: MakeApp, capabilities: AdapterCapabilities): void {
   const withApp = async (options: ContractOptions, run: (app: ContractApp) => Promise<void>) => {
     const app = await makeApp(options);
     try {
@@ -30,5 +34,6 @@ export function runAdapterContract(name: string, makeApp: MakeApp): void {
     coreContract(withApp);
     describe('concurrency limits', () => concurrencyContract(withApp));
     describe('refunds and lockouts', () => refundContract(withApp));
+    describe('framework idioms', () => idiomsContract(withApp, capabilities));
   });
 }
