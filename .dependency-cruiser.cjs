@@ -1,13 +1,14 @@
 // The import rules of the library's layers, checked in CI by `npm run check:layers` (type-only imports included).
 // Layers, bottom up: the foundation (errors, integers, durations, option checks, the logger and identity types),
 // the policies, then the core (limiter, decisions, headers, keys, identities, stores) beside the simulation (which
-// runs only the policies), the gate, the edges (adapters, admin, metrics: none imports another), the simulator's
-// server, and the CLI on top. Each layer imports only those below it.
+// runs only the policies), the gate, the edges (adapters, admin, metrics, otel: none imports another), the
+// simulator's server, and the CLI on top. Each layer imports only those below it.
 
 const FOUNDATION = '^src/(errors|integer|duration|validate|logger)\\.ts$|^src/identity/identity\\.ts$';
 const CORE =
-  '^src/(decision|decision-outcome|headers|key|limiter|rate-limit-info|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
-const ABOVE_THE_CORE = '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|simulation/|simulator/|cli)';
+  '^src/(decision|decision-outcome|headers|key|limiter|observability|rate-limit-info|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
+const ABOVE_THE_CORE =
+  '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|otel/|simulation/|simulator/|cli)';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.
 const FRAMEWORKS = 'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+)/';
 const REDIS_CLIENTS = 'node_modules/(@types/)?(ioredis|redis|@redis/[^/]+)/';
@@ -59,19 +60,22 @@ module.exports = {
       'adapters-import-no-other-edge',
       'An adapter translates one framework onto the gate, and nothing else.',
       { path: '^src/adapters/' },
-      { path: '^src/(index\\.ts|admin/|metrics/|simulation/|simulator/|cli)' },
+      { path: '^src/(index\\.ts|admin/|metrics/|otel/|simulation/|simulator/|cli)' },
     ),
     forbid(
-      'admin-and-metrics-import-no-other-edge',
-      'Operations tools sit beside the adapters, each usable alone.',
-      { path: '^src/(admin|metrics)/' },
-      { path: '^src/(index\\.ts|adapters/|simulation/|simulator/|cli|admin/|metrics/)', pathNot: '^src/$1/' },
+      'operations-tools-import-no-other-edge',
+      'Operations tools (admin, Prometheus and OpenTelemetry metrics) sit beside the adapters, each usable alone.',
+      { path: '^src/(admin|metrics|otel)/' },
+      {
+        path: '^src/(index\\.ts|adapters/|simulation/|simulator/|cli|admin/|metrics/|otel/)',
+        pathNot: '^src/$1/',
+      },
     ),
     forbid(
       'simulator-below-the-cli',
       "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
       { path: '^src/simulator/' },
-      { path: '^src/(index\\.ts|admin/|metrics/|cli)' },
+      { path: '^src/(index\\.ts|admin/|metrics/|otel/|cli)' },
     ),
     forbid(
       'only-the-command-imports-the-cli',
@@ -102,6 +106,12 @@ module.exports = {
       'Prometheus is opt-in through tollgate/metrics.',
       { path: '^src/', pathNot: '^src/metrics/' },
       { path: 'node_modules/prom-client/' },
+    ),
+    forbid(
+      'opentelemetry-only-in-otel',
+      'OpenTelemetry is opt-in through tollgate/otel.',
+      { path: '^src/', pathNot: '^src/otel/' },
+      { path: 'node_modules/@opentelemetry/' },
     ),
     forbid(
       'library-never-imports-the-demo',

@@ -1,10 +1,25 @@
 // Prometheus metrics for Tollgate's decisions, registered into a prom-client registry the application owns.
 import { createRequire } from 'node:module';
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { decisionOutcome, isNearLimit } from '../decision-outcome.js';
 import { configError, TollgateError } from '../errors.js';
 import type { DecisionEvent } from '../gate-options.js';
-import { optionalFunction } from '../validate.js';
+import {
+  DECISION_DURATION,
+  DECISIONS,
+  DURATION_BUCKETS,
+  type Instrument,
+  NEAR_LIMIT,
+  type ObservedStores,
+  observeStores,
+  prometheusName,
+  type Series,
+  STORE_UP,
+  type StoreInstrument,
+  seriesByScope,
+  storeUpReading,
+} from '../observability.js';
+import type { StoreStats } from '../stores/store.js';
 
 export interface MetricsOptions {
   /** Where the metrics are registered. Default: a new registry (pass prom-client's `register` for the global one). */
@@ -13,6 +28,8 @@ export interface MetricsOptions {
   readonly prefix?: string;
   /** Read at each scrape for the store health gauge; true when the store answers. Without it the gauge is 1. */
   readonly storeHealth?: () => boolean | Promise<boolean>;
+  /** Stores whose own figures (timeouts, errors, breakers, batches...) are read at each scrape: `store.stats()`. */
+  readonly stores?: readonly { stats(): StoreStats }[];
 }
 
 /** Decisions at a glance (total, allowed, blocked): a shadow decision was let through, so it counts as allowed. */
@@ -30,14 +47,7 @@ export interface TollgateMetrics {
   totals(): Promise<DecisionTotals & { readonly scopes: Record<string, DecisionTotals> }>;
 }
 
-/** Seconds: an in-process decision takes microseconds, a Redis round trip about a millisecond. */
-const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
-
-interface ScopeSeries {
-  readonly decisions: Map<string, Counter.Internal>;
-  readonly latency: Histogram.Internal<'scope'>;
-  readonly nearLimit: Counter.Internal;
-}
+type PromClient = typeof import('prom-client');
 
 const require = createRequire(import.meta.url);
 
@@ -45,9 +55,9 @@ const require = createRequire(import.meta.url);
  * prom-client, loaded when metrics are created rather than when this module is imported: it is an optional peer,
  * so `import 'tollgate/metrics'` works in any install and only `createMetrics` asks for the package.
  */
-function promClient(): typeof import('prom-client') {
+function promClient(): PromClient {
   try {
-    return require('prom-client') as typeof import('prom-client');
+    return require('prom-client') as PromClient;
   } catch (cause) {
     if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
     throw new TollgateError(
@@ -62,65 +72,48 @@ function promClient(): typeof import('prom-client') {
 const DENIALS = new Set<string>(['denied', 'locked-out', 'degraded-denied']);
 
 export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
-  const { Counter, Gauge, Histogram, Registry } = promClient();
+  const client = promClient();
+  const { Counter, Gauge, Histogram, Registry } = client;
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) throw configError('registry', 'must be a prom-client Registry');
   const prefix = options.prefix ?? 'tollgate_';
   if (typeof prefix !== 'string' || !/^[a-zA-Z_:][a-zA-Z0-9_:]*$|^$/.test(prefix))
     throw configError('prefix', 'must be a valid Prometheus metric name prefix', prefix);
-  const storeHealth = optionalFunction('storeHealth', options.storeHealth);
+  const storeUp = storeUpReading(options.storeHealth);
+  const stores = observeStores(options.stores);
   const registers = [registry];
+  const described = (instrument: Instrument) => ({
+    name: prometheusName(prefix, instrument),
+    help: instrument.help,
+    registers,
+  });
 
-  const decisions = new Counter({
-    name: `${prefix}decisions_total`,
-    help: 'Rate-limit decisions by scope and outcome (allowed, denied, locked-out, degraded-allowed, degraded-denied, shadow).',
-    labelNames: ['scope', 'outcome'] as const,
-    registers,
-  });
-  const latency = new Histogram({
-    name: `${prefix}decision_duration_seconds`,
-    help: "Time a limiter took to decide, the store's round trip included.",
+  const decisions = new Counter({ ...described(DECISIONS), labelNames: ['scope', 'outcome'] as const });
+  const duration = new Histogram({
+    ...described(DECISION_DURATION),
     labelNames: ['scope'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers,
+    buckets: [...DURATION_BUCKETS],
   });
-  const nearLimit = new Counter({
-    name: `${prefix}near_limit_total`,
-    help: 'Allowed decisions that left under 20% of the limit: clients close to being denied.',
-    labelNames: ['scope'] as const,
-    registers,
-  });
+  const nearLimit = new Counter({ ...described(NEAR_LIMIT), labelNames: ['scope'] as const });
   new Gauge({
-    name: `${prefix}store_up`,
-    help: 'Whether the store answers (1) or not (0), checked at each scrape.',
-    registers,
+    ...described(STORE_UP),
     async collect() {
-      this.set((await healthy(storeHealth)) ? 1 : 0);
+      this.set(await storeUp());
     },
   });
+  for (const instrument of stores.instruments) storeMetric(client, described(instrument), instrument, stores);
 
-  // Label lookups are cached per scope: prom-client would otherwise hash the label set on every decision.
-  const series = new Map<string, ScopeSeries>();
-  const seriesOf = (scope: string): ScopeSeries => {
-    let found = series.get(scope);
-    if (found === undefined) {
-      found = { decisions: new Map(), latency: latency.labels(scope), nearLimit: nearLimit.labels(scope) };
-      series.set(scope, found);
-    }
-    return found;
-  };
+  // Label lookups are made once per scope and outcome: prom-client would otherwise hash the label set on every decision.
+  const seriesOf = seriesByScope(
+    (scope) => ({ duration: duration.labels(scope), nearLimit: nearLimit.labels(scope) }),
+    (scope, outcome) => decisions.labels(scope, outcome),
+  );
 
   const onDecision = ({ scope, decision, latencyMs, shadow }: DecisionEvent) => {
-    const { decisions: byOutcome, latency: timing, nearLimit: near } = seriesOf(scope);
-    const outcome = decisionOutcome(decision, shadow);
-    let counter = byOutcome.get(outcome);
-    if (counter === undefined) {
-      counter = decisions.labels(scope, outcome);
-      byOutcome.set(outcome, counter);
-    }
-    counter.inc();
-    timing.observe(latencyMs / 1000);
-    if (isNearLimit(decision)) near.inc();
+    const series = seriesOf(scope);
+    series.outcome(decisionOutcome(decision, shadow)).inc();
+    series.scoped.duration.observe(latencyMs / 1000);
+    if (isNearLimit(decision)) series.scoped.nearLimit.inc();
   };
 
   const totals = async () => {
@@ -142,11 +135,36 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
   return { registry, onDecision, totals };
 }
 
-async function healthy(check: (() => boolean | Promise<boolean>) | undefined): Promise<boolean> {
-  if (check === undefined) return true;
-  try {
-    return await check();
-  } catch {
-    return false;
+/**
+ * A store figure as a metric set afresh from the stores' stats at each scrape: a counter too, since the store keeps
+ * the running total (it only grows, as a counter must).
+ */
+function storeMetric(
+  { Counter, Gauge }: PromClient,
+  described: { name: string; help: string; registers: Registry[] },
+  instrument: StoreInstrument,
+  stores: ObservedStores,
+): void {
+  const labelNames = instrument.label === undefined ? [] : [instrument.label];
+  const labelled = ({ label }: Series) =>
+    label === undefined || instrument.label === undefined ? {} : { [instrument.label]: label };
+  if (instrument.kind === 'gauge') {
+    new Gauge({
+      ...described,
+      labelNames,
+      collect() {
+        this.reset();
+        for (const series of instrument.series(stores.read())) this.set(labelled(series), series.value);
+      },
+    });
+    return;
   }
+  new Counter({
+    ...described,
+    labelNames,
+    collect() {
+      this.reset();
+      for (const series of instrument.series(stores.read())) this.inc(labelled(series), series.value);
+    },
+  });
 }

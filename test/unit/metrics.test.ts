@@ -1,10 +1,13 @@
-// tollgate/metrics: outcomes by scope, latency, near-limit, store health and totals, in the caller's registry.
+// tollgate/metrics: outcomes by scope, decision duration, near-limit, store health, the stores' own figures and
+// totals, in the caller's registry.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import type { Decision } from '../../src/decision.js';
 import { decisionOutcome } from '../../src/decision-outcome.js';
+import { createLimiter, MemoryStore, tokenBucket } from '../../src/index.js';
 import { createMetrics } from '../../src/metrics/index.js';
+import type { StoreStats } from '../../src/stores/store.js';
 
 function decision(fields: Partial<Decision>): Decision {
   return { allowed: true, limit: 10, remaining: 5, resetMs: 0, nowMs: 0, policies: [], ...fields };
@@ -59,7 +62,10 @@ describe('createMetrics', () => {
       );
     // Only the real allowed decision with 1 of 10 left is near the limit; a fail-open 0 is no real balance.
     assert.match(text, /tollgate_near_limit_total\{scope="api"\} 1\n/);
-    assert.match(text, /tollgate_decision_duration_seconds_bucket\{le="0.0025",scope="api"\} 7/);
+    assert.match(text, /\ntollgate_decision_duration_seconds_bucket\{le="0.001",scope="api"\} 0\n/);
+    assert.match(text, /\ntollgate_decision_duration_seconds_bucket\{le="0.0025",scope="api"\} 7\n/);
+    assert.match(text, /\ntollgate_decision_duration_seconds_sum\{scope="api"\} 0.014\n/);
+    assert.match(text, /\ntollgate_decision_duration_seconds_count\{scope="api"\} 7\n/);
     assert.match(text, /tollgate_store_up 1/);
     up = false;
     assert.match(await registry.metrics(), /tollgate_store_up 0/);
@@ -80,5 +86,93 @@ describe('createMetrics', () => {
     });
     assert.notEqual(a.registry, b.registry);
     assert.match(await b.registry.metrics(), /tollgate_store_up 0/);
+  });
+
+  it('reads the stores given at each scrape, never per decision: each figure summed over them', async () => {
+    let reads = 0;
+    const figures = {
+      timeouts: 3,
+      errors: { timeout: 3, connection: 1, reply: 0, script: 2 },
+      breakers: [{ node: '', open: false }],
+      breakerTrips: 1,
+      scriptReloads: 2,
+      batches: 10,
+      batchedDecisions: 25,
+      denyCacheHits: 4,
+    };
+    const redisLike = {
+      stats: (): StoreStats => {
+        reads++;
+        return figures;
+      },
+    };
+    const cluster = {
+      stats: (): StoreStats => ({
+        ...figures,
+        breakers: [
+          { node: '10.0.0.1:7000', open: true },
+          { node: '10.0.0.2:7000', open: false },
+        ],
+      }),
+    };
+    const metrics = createMetrics({ stores: [redisLike, cluster, new MemoryStore({ autoCleanup: false })] });
+    const readsAtWireUp = reads;
+    for (let i = 0; i < 100; i++)
+      metrics.onDecision({ scope: 'api', decision: decision({}), latencyMs: 1, shadow: false });
+    assert.equal(reads, readsAtWireUp, 'decisions read no store');
+    const lines = (await metrics.registry.metrics()).split('\n');
+    for (const line of [
+      '# HELP tollgate_store_timeouts_total Calls to the store that did not answer within their time budget (decisions, probes, resets, connecting).',
+      '# TYPE tollgate_store_timeouts_total counter',
+      'tollgate_store_timeouts_total 6',
+      '# TYPE tollgate_store_errors_total counter',
+      'tollgate_store_errors_total{kind="timeout"} 6',
+      'tollgate_store_errors_total{kind="connection"} 2',
+      'tollgate_store_errors_total{kind="reply"} 0',
+      'tollgate_store_errors_total{kind="script"} 4',
+      '# TYPE tollgate_store_breaker_state gauge',
+      'tollgate_store_breaker_state 0',
+      'tollgate_store_breaker_state{node="10.0.0.1:7000"} 1',
+      'tollgate_store_breaker_state{node="10.0.0.2:7000"} 0',
+      'tollgate_store_breaker_trips_total 2',
+      'tollgate_store_script_reloads_total 4',
+      'tollgate_store_batches_total 20',
+      'tollgate_store_batched_decisions_total 50',
+      'tollgate_deny_cache_hits_total 8',
+      '# TYPE tollgate_store_evictions_total counter',
+      'tollgate_store_evictions_total 0',
+    ])
+      assert.ok(lines.includes(line), line);
+    // Both stores' running totals as they are now: a counter set afresh from the stores at each scrape.
+    figures.timeouts = 4;
+    assert.ok((await metrics.registry.metrics()).includes('\ntollgate_store_timeouts_total 8\n'));
+  });
+
+  it("exports only the figures its stores keep: MemoryStore's evictions, under the prefix", async () => {
+    const clock = { now: 0 };
+    const store = new MemoryStore({ maxBuckets: 1, clock: () => clock.now, autoCleanup: false });
+    const limiter = createLimiter({ policy: tokenBucket({ capacity: 1, refillPerSecond: 1 }), store });
+    await limiter.consume('a');
+    await limiter.consume('b');
+    const text = await createMetrics({ stores: [store], prefix: 'app_' }).registry.metrics();
+    assert.match(text, /\napp_store_evictions_total 1\n/);
+    assert.deepEqual(
+      text.split('\n').filter((line) => line.startsWith('# TYPE')),
+      [
+        '# TYPE app_decisions_total counter',
+        '# TYPE app_decision_duration_seconds histogram',
+        '# TYPE app_near_limit_total counter',
+        '# TYPE app_store_up gauge',
+        '# TYPE app_store_evictions_total counter',
+      ],
+    );
+  });
+
+  it('refuses stores that report no stats, naming the option', () => {
+    for (const stores of [{}, [{}], [new MemoryStore({ autoCleanup: false }), { evaluate() {} }]])
+      assert.throws(() => createMetrics({ stores: stores as never }), {
+        code: 'ERR_TOLLGATE_CONFIG',
+        option: 'stores',
+      });
   });
 });
