@@ -46,8 +46,11 @@ export type GateOutcome<Res = unknown> =
 export interface Gate<Req, Res = unknown> {
   readonly limiter: Limiter;
   readonly logger: Logger;
-  /** Never rejects: every failure becomes a `fail` outcome. */
-  check(req: Req): Promise<GateOutcome<Res>>;
+  /**
+   * Never rejects: every failure becomes a `fail` outcome. `log` stands in for the gate's logger for this request's
+   * messages, for a framework that keeps a logger per request (Fastify's `request.log`).
+   */
+  check(req: Req, log?: Logger): Promise<GateOutcome<Res>>;
 }
 
 const GATE_OPTIONS = [
@@ -125,7 +128,7 @@ export function createGate<Req, Res = unknown>(
   const logger = loggerOption(options.logger, console);
   const refunds = resolveRefunds(options);
 
-  const check = async (req: Req): Promise<GateOutcome<Res>> => {
+  const check = async (req: Req, log: Logger = logger): Promise<GateOutcome<Res>> => {
     try {
       if (skip !== undefined && (await skip(req)))
         return { action: 'next', headers: NO_HEADERS, decision: undefined, info: undefined };
@@ -140,13 +143,13 @@ export function createGate<Req, Res = unknown>(
       const decision = await chosen.consume(identifier, { cost: units });
       if (onDecision !== undefined) {
         const event = { scope: chosen.scope, decision, latencyMs: performance.now() - started, shadow };
-        notify(onDecision, event, req, logger);
+        notify(onDecision, event, req, log);
       }
       const headers = headersOf === undefined ? NO_HEADERS : headersOf(decision, identifier);
       const info = rateLimitInfo(decision, identifier);
       if (decision.allowed) {
         const spent = { decision, limiter: chosen, identity: identifier, cost: units, req };
-        const complete = completion(spent, refunds, logger);
+        const complete = completion(spent, refunds, log);
         return complete === undefined
           ? { action: 'next', headers, decision, info }
           : { action: 'next', headers, decision, info, complete };
@@ -156,7 +159,7 @@ export function createGate<Req, Res = unknown>(
       return { action: 'reject', headers, status, body, decision, info };
     } catch (error) {
       // Error first: pino reads its first argument as the object to log, console prints both either way.
-      logger.error(error, '[tollgate] rate limiter failed; answering 500');
+      log.error(error, '[tollgate] rate limiter failed; answering 500');
       return { action: 'fail', status: 500, body: FAILURE_BODY, error };
     }
   };
