@@ -121,8 +121,8 @@ function writeProject(dir: string, all: readonly Snippet[]): void {
       moduleDetection: 'force',
       paths: sourcePaths(),
     },
-    include: [],
-    files: all.filter((snippet) => snippet.file.endsWith('.ts')).map((snippet) => snippet.file),
+    // Relative, or tsx would not apply these options to the snippets.
+    include: ['*.ts'],
   };
   writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
   for (const snippet of all) writeFileSync(snippet.file, `${snippet.code}\n`);
