@@ -1,100 +1,109 @@
-// Fastify 5 plugin: one app-wide onRequest hook, with per-route overrides read from route `config.rateLimit`.
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Decision } from '../decision.js';
-import { configError } from '../errors.js';
-import { createGate } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
-import { type GateOptions, LIMITER_OPTIONS } from '../gate-options.js';
-import type { Limiter } from '../limiter.js';
-import { optionalFunction } from '../validate.js';
+// Fastify 5 plugin: app-wide limits by route `config.rateLimit`, and `fastify.rateLimit()` hooks for routes' own.
+import type { FastifyPluginAsync, RouteOptions } from 'fastify';
+import type { RateLimitInfo } from '../rate-limit-info.js';
+import { type FastifyRateLimitHook, limitHook } from './fastify-hook.js';
+import {
+  decoratorPlan,
+  type FastifyLimitStage,
+  type FastifyRateLimitHookOptions,
+  type FastifyRateLimitOptions,
+  type FastifyRouteRateLimitOptions,
+  pluginPlan,
+  routePlan,
+} from './fastify-options.js';
 
-export interface FastifyRateLimitOptions extends GateOptions<FastifyRequest, FastifyReply> {
-  /**
-   * Answers a rejected request yourself: send with `reply`, or return the body to send. Status and headers are
-   * already set.
-   */
-  readonly handler?: (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
-}
+export { type FastifyRateLimitHook, RateLimitError } from './fastify-hook.js';
+export type {
+  FastifyLimitStage,
+  FastifyRateLimitHookOptions,
+  FastifyRateLimitOptions,
+  FastifyRouteRateLimitOptions,
+} from './fastify-options.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Options over the plugin's for this route, or `false` to leave it unlimited. */
-    rateLimit?: FastifyRateLimitOptions | false;
+    rateLimit?: FastifyRouteRateLimitOptions | false;
+  }
+  interface FastifyRequest {
+    /** The request's rate-limit figures, set on every request a limit counted (admitted or not). */
+    rateLimit: RateLimitInfo | undefined;
+  }
+  interface FastifyInstance {
+    /**
+     * A limit of the route's own, on the plugin's store (and, without limiter options, its buckets), as a hook:
+     * `app.get('/x', { preHandler: app.rateLimit({ cost: 5 }) }, handler)`. A route given one is not limited
+     * app-wide too.
+     */
+    rateLimit(options?: FastifyRateLimitHookOptions): FastifyRateLimitHook;
   }
 }
 
-type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+const STAGES: readonly FastifyLimitStage[] = ['onRequest', 'preHandler'];
+
+/** Every hook `fastify.rateLimit()` made, so a route placing one is known to limit itself. */
+const ownLimits = new WeakSet<object>();
+
+interface Placed {
+  readonly stage: FastifyLimitStage;
+  readonly hook: FastifyRateLimitHook;
+}
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, options) => {
-  const appWide = limitHook(options);
-  const routes = new WeakMap<FastifyRateLimitOptions, Hook>();
-  const hookFor = (config: FastifyRateLimitOptions | false | undefined): Hook | undefined => {
-    if (config === undefined) return appWide.hook;
+  const plan = pluginPlan(options);
+  const appWide = limitHook(plan.limit, 'rateLimit');
+  const routes = new WeakMap<object, Placed>();
+  const placedFor = (config: FastifyRouteRateLimitOptions | false | undefined): Placed | undefined => {
+    if (config === undefined) return plan.global ? { stage: plan.stage, hook: appWide.hook } : undefined;
     if (config === false) return undefined;
-    if (typeof config !== 'object' || config === null)
-      throw configError('config.rateLimit', 'must be an options object or false', config);
-    let hook = routes.get(config);
-    if (hook === undefined) {
-      hook = limitHook(routeOptions(options, config, appWide.limiter)).hook;
-      routes.set(config, hook);
+    let placed = routes.get(config);
+    if (placed === undefined) {
+      const { stage, limit } = routePlan(plan, config, appWide.limiter);
+      placed = { stage, hook: limitHook(limit, 'config.rateLimit').hook };
+      routes.set(config, placed);
     }
-    return hook;
+    return placed;
   };
-  // Building a route's gate as the route is declared reports a bad route config at start-up; a route declared
-  // before this plugin loaded (no `await` on register) gets its gate on its first request instead.
-  fastify.addHook('onRoute', (route) => void hookFor(route.config?.rateLimit));
-  // One app-wide hook rather than one per route, so routes declared before the plugin and 404s are limited too.
-  fastify.addHook('onRequest', async (request, reply) =>
-    hookFor(request.routeOptions.config.rateLimit)?.(request, reply),
-  );
+
+  // The first registration's decorators serve its scope and those inside it, as @fastify/rate-limit's do.
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+  if (!fastify.hasDecorator('rateLimit'))
+    fastify.decorate('rateLimit', (hookOptions: unknown = {}) => {
+      const { hook } = limitHook(decoratorPlan(plan, hookOptions, appWide.limiter), 'fastify.rateLimit()');
+      ownLimits.add(hook);
+      return hook;
+    });
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.rateLimit === undefined && limitsItself(route))
+      route.config = { ...route.config, rateLimit: false };
+    // Building a route's gate as the route is declared reports a bad route config at start-up; a route declared
+    // before this plugin loaded (no `await` on register) gets its gate on its first request instead.
+    placedFor(route.config?.rateLimit);
+  });
+  // App-wide hooks rather than one per route, so routes declared before the plugin and 404s are limited too.
+  for (const stage of STAGES)
+    fastify.addHook(stage, async (request, reply) => {
+      const placed = placedFor(request.routeOptions.config.rateLimit);
+      return placed?.stage === stage ? placed.hook(request, reply) : undefined;
+    });
 };
 
-/** The plugin: `app.register(rateLimit, options)`. It is not encapsulated, so it limits the whole app. */
+function limitsItself(route: RouteOptions): boolean {
+  return [route.onRequest, route.preHandler].flat().some((hook) => hook !== undefined && ownLimits.has(hook));
+}
+
+/**
+ * The plugin: `app.register(rateLimit, options)`. It is not encapsulated, so it limits the whole app.
+ *
+ * @example
+ * ```ts
+ * const app = Fastify({ logger: true });
+ * await app.register(rateLimit, { requestsPerMinute: 100 });
+ * app.get('/quota', async (request) => ({ remaining: request.rateLimit?.remaining }));
+ * ```
+ */
 export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = Object.assign(plugin, {
   // What fastify-plugin sets, without making it a runtime dependency: skip encapsulation, name the plugin.
   [Symbol.for('skip-override')]: true,
   [Symbol.for('fastify.display-name')]: 'tollgate',
 });
-
-function limitHook(options: FastifyRateLimitOptions): { limiter: Limiter; hook: Hook } {
-  const gate = createGate<FastifyRequest, FastifyReply>(options, {
-    name: 'rateLimit',
-    identifier: (request) => request.ip,
-    options: ['handler'],
-  });
-  const handler = optionalFunction('handler', options.handler);
-  const hook: Hook = async (request, reply) => {
-    const outcome = await gate.check(request);
-    if (outcome.action === 'fail') return reply.code(outcome.status).send(outcome.body);
-    reply.headers(outcome.headers);
-    if (outcome.action === 'next') {
-      const { complete } = outcome;
-      // The raw response's events, not onResponse: that hook never runs for a client that left mid-response.
-      if (complete !== undefined) whenSent(reply.raw, (status) => complete(status, reply));
-      return undefined;
-    }
-    reply.code(outcome.status);
-    const body = handler === undefined ? outcome.body : await handler(request, reply, outcome.decision);
-    // An async hook must send and return the reply to stop the request here.
-    return reply.sent ? reply : reply.send(body);
-  };
-  return { limiter: gate.limiter, hook };
-}
-
-/**
- * A route's options over the plugin's. Without limiter options of its own the route spends from the plugin's
- * limiter; with them it gets its own limiter (and buckets), still on the plugin's store and fail mode.
- */
-function routeOptions(
-  pluginOptions: FastifyRateLimitOptions,
-  route: FastifyRateLimitOptions,
-  shared: Limiter,
-): FastifyRateLimitOptions {
-  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
-    pluginOptions;
-  // A route that sets none of the limiter's options (nor a limiter) shares the plugin's buckets.
-  if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
-    return { ...perRequest, ...route, limiter: shared };
-  if (route.limiter !== undefined) return { ...perRequest, ...route };
-  return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
-}

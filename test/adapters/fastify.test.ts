@@ -11,9 +11,9 @@ import { MemoryStore } from '../../src/stores/memory-store.js';
 import {
   CLIENT,
   type ContractApp,
-  type Figures,
   type RoutePlan,
   runAdapterContract,
+  shapedByApp,
   streamedChunks,
   unitsLeft,
 } from '../contract/adapter-contract.js';
@@ -38,22 +38,30 @@ async function serve(plan: RoutePlan, reply: FastifyReply): Promise<unknown> {
   return { ok: true };
 }
 
-/** `request.rateLimit`, read through a cast until the adapter declares it on FastifyRequest. */
-const figures = (request: FastifyRequest) => (request as { rateLimit?: Figures }).rateLimit;
+/** The contract's app-wide error handler: its own body for an error with an HTTP status, 500 for any other. */
+function shapeByApp(error: { statusCode?: number }, _request: FastifyRequest, reply: FastifyReply): unknown {
+  const status = error.statusCode;
+  if (status === undefined || status < 400 || status > 599)
+    return reply.code(500).send({ error: 'route failed' });
+  const { body } = shapedByApp(status);
+  return reply.code(status).send(body);
+}
 
 runAdapterContract(
   'Fastify',
-  async ({ handler, beforeLimit, route, requestWasSuccessful, ...options }) => {
+  async ({ handler, beforeLimit, route, requestWasSuccessful, thrown, ...options }) => {
     const app = Fastify();
     // Added before the plugin's hook, so it runs first.
     if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
+    if (thrown) app.setErrorHandler(shapeByApp);
     await app.register(rateLimit, {
       ...options,
+      ...(thrown ? { throw: true } : {}),
       ...(handler === undefined
         ? {}
         : {
             handler: (request, reply, decision) => {
-              const answer = handler(decision, figures(request));
+              const answer = handler(decision, request.rateLimit);
               reply.code(answer.status);
               return answer.body;
             },
@@ -65,10 +73,10 @@ runAdapterContract(
               requestWasSuccessful(header(reply.getHeader('x-verdict'))),
           }),
     });
-    app.get('/', (request, reply) => serve(route?.(figures(request)) ?? {}, reply));
+    app.get('/', (request, reply) => serve(route?.(request.rateLimit) ?? {}, reply));
     return listenFastify(app);
   },
-  { thrown: false },
+  { thrown: true },
 );
 
 describe('Fastify per-route config.rateLimit', () => {
