@@ -167,6 +167,11 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
   ),
 ];
 
+/** A series' labels (Prometheus) or attributes (OpenTelemetry): none for an unlabelled one. */
+export function labelsOf({ label: name }: StoreInstrument, { label }: Series): Record<string, string> {
+  return name === undefined || label === undefined ? {} : { [name]: label };
+}
+
 export interface ObservedStores {
   /** The instruments for the figures these stores report, chosen once at wire-up. */
   readonly instruments: readonly StoreInstrument[];

@@ -9,11 +9,11 @@ import {
   DECISIONS,
   DURATION_BUCKETS,
   type Instrument,
+  labelsOf,
   NEAR_LIMIT,
   type ObservedStores,
   observeStores,
   prometheusName,
-  type Series,
   STORE_UP,
   type StoreInstrument,
   seriesByScope,
@@ -146,15 +146,14 @@ function storeMetric(
   stores: ObservedStores,
 ): void {
   const labelNames = instrument.label === undefined ? [] : [instrument.label];
-  const labelled = ({ label }: Series) =>
-    label === undefined || instrument.label === undefined ? {} : { [instrument.label]: label };
   if (instrument.kind === 'gauge') {
     new Gauge({
       ...described,
       labelNames,
       collect() {
         this.reset();
-        for (const series of instrument.series(stores.read())) this.set(labelled(series), series.value);
+        for (const series of instrument.series(stores.read()))
+          this.set(labelsOf(instrument, series), series.value);
       },
     });
     return;
@@ -164,7 +163,8 @@ function storeMetric(
     labelNames,
     collect() {
       this.reset();
-      for (const series of instrument.series(stores.read())) this.inc(labelled(series), series.value);
+      for (const series of instrument.series(stores.read()))
+        this.inc(labelsOf(instrument, series), series.value);
     },
   });
 }

@@ -58,6 +58,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'loggedAdminPath',
   ],
   './metrics': ['createMetrics'],
+  './otel': ['createOtelMetrics'],
   './simulation': [
     'MAX_GENERATED_ARRIVALS',
     'boundaryBurst',
@@ -130,17 +131,29 @@ describe('import smoke test on dist/', () => {
     });
   }
 
-  // Observability is opt-in: only tollgate/metrics may load prom-client, and nothing in the library loads pino.
+  // Observability is opt-in: only tollgate/metrics may load prom-client, only tollgate/otel OpenTelemetry, and
+  // nothing in the library loads pino.
   for (const subpath of ['.', './express', './admin']) {
-    it(`${subpath} never loads prom-client or pino`, () => {
+    it(`${subpath} never loads prom-client, OpenTelemetry or pino`, () => {
       const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
       const { static: statically, dynamic } = reachableBareImports(file);
       assert.deepEqual(
-        [...statically, ...dynamic].filter((specifier) => /^(prom-client|pino)(\/|$)/.test(specifier)),
+        [...statically, ...dynamic].filter((specifier) =>
+          /^(prom-client|pino|@opentelemetry\/[^/]+)(\/|$)/.test(specifier),
+        ),
         [],
       );
     });
   }
+
+  it('./otel imports no OpenTelemetry package when it is loaded (createOtelMetrics may, for the global meter)', () => {
+    const file = entries.find((entry) => entry.subpath === './otel')?.file ?? '';
+    const { static: statically } = reachableBareImports(file);
+    assert.deepEqual(
+      [...statically].filter((specifier) => specifier.startsWith('@opentelemetry/')),
+      [],
+    );
+  });
 
   it('./hono loads @hono/node-server only on demand', () => {
     const file = entries.find((entry) => entry.subpath === './hono')?.file ?? '';
