@@ -17,7 +17,8 @@ import { createDemoLogger } from './demo-logger.js';
 import { type DemoLogger, requestLog } from './request-log.js';
 
 export interface DemoOptions {
-  readonly store: Store;
+  /** A store that reports its own figures (MemoryStore, RedisStore), which /metrics exports beside the decisions. */
+  readonly store: Store & Required<Pick<Store, 'stats'>>;
   /** Names the instance in every response, so two instances behind one Redis can be told apart. */
   readonly serverId?: string;
   /** Default: pino to stdout (`createDemoLogger`). */
@@ -57,7 +58,10 @@ export function createDemoApp(options: DemoOptions): Express {
   const identify = apiKeyIdentity<Request>({ keys: apiKeys, fallback: (req) => addressIdentity(req.ip) });
   // Keyed by the admin token when there is one, so logs and admin stats of every instance give the same hashes.
   const hasher = identifierHasher(options.adminToken ?? randomBytes(32));
-  const metrics = createMetrics({ storeHealth: async () => (await options.health?.())?.ok ?? true });
+  const metrics = createMetrics({
+    storeHealth: async () => (await options.health?.())?.ok ?? true,
+    stores: [store],
+  });
   const log = requestLog({ logger, clientIps: options.logClientIps ?? false, hasher });
   const limiter = (scope: string, policy: AnyPolicy): Limiter => createLimiter({ scope, policy, store });
   const limiters = {

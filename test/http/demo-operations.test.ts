@@ -153,6 +153,7 @@ describe('demo: shadow mode, metrics and logs', () => {
       // 5 per minute: allowed with 0 left is under 20%.
       assert.match(metrics.text, /tollgate_near_limit_total\{scope="expensive"\} 1\n/);
       assert.match(metrics.text, /tollgate_store_up 1\n/);
+      assert.match(metrics.text, /tollgate_store_evictions_total 0\n/);
       const totals = JSON.parse((await demo.get('/metrics.json')).text);
       assert.deepEqual([totals.total, totals.allowed, totals.blocked], [12, 11, 1]);
       assert.deepEqual(totals.scopes.expensive, { total: 6, allowed: 5, blocked: 1 });
