@@ -41,7 +41,7 @@ type Instant = (epochMs: number) => string;
 
 /**
  * Header fields for a decision. `Retry-After` appears on denials that waiting can cure, and only then; `style`
- * false sends only the legacy set, if `options` asks for it.
+ * false sends only the legacy set, if `options` asks for it, and otherwise nothing.
  */
 export function rateLimitHeaders(
   decision: Decision,
@@ -49,12 +49,10 @@ export function rateLimitHeaders(
   options: HeaderOptions = {},
 ): Record<string, string> {
   const legacy = options.legacyHeaders ?? style === 'draft-6';
-  return write(
-    decision,
-    options.key,
-    style === false ? undefined : STANDARD[style],
-    legacy ? LEGACY_RESET[options.legacyReset ?? 'iso-8601'] : undefined,
-  );
+  const standard = style === false ? undefined : STANDARD[style];
+  const reset = legacy ? LEGACY_RESET[options.legacyReset ?? 'iso-8601'] : undefined;
+  // Nothing asked for is nothing sent, Retry-After included, as with the gate's `headers: false`.
+  return standard === undefined && reset === undefined ? {} : write(decision, options.key, standard, reset);
 }
 
 /** The fields of a style and a legacy set (false: none), chosen once; undefined when neither sends anything. */

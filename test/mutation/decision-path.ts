@@ -3,6 +3,9 @@
 // Fast tests with exact expectations come first, so most mutants die within the first few hundred milliseconds.
 import './bail.js';
 import '../unit/headers.test.js';
+import '../unit/headers-lists.test.js';
+import '../unit/headers-legacy.test.js';
+import '../unit/headers-express-rate-limit.test.js';
 import '../unit/decision.test.js';
 import '../stores/redis-deny-cache.test.js';
 import '../stores/redis-cluster-slot.test.js';
