@@ -39,8 +39,6 @@ declare module 'fastify' {
   }
 }
 
-const STAGES: readonly FastifyLimitStage[] = ['onRequest', 'preHandler'];
-
 /** Every hook `fastify.rateLimit()` made, so a route placing one is known to limit itself. */
 const ownLimits = new WeakSet<object>();
 
@@ -78,14 +76,22 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, opti
       route.config = { ...route.config, rateLimit: false };
     // Building a route's gate as the route is declared reports a bad route config at start-up; a route declared
     // before this plugin loaded (no `await` on register) gets its gate on its first request instead.
-    placedFor(route.config?.rateLimit);
+    const placed = placedFor(route.config?.rateLimit);
+    // The route's own, after its other preHandler hooks and the app's (however late those were added), so it
+    // can key requests by what they set. A new array: the route's may be shared with other routes.
+    if (placed?.stage === 'preHandler') route.preHandler = [...[route.preHandler ?? []].flat(), placed.hook];
   });
-  // App-wide hooks rather than one per route, so routes declared before the plugin and 404s are limited too.
-  for (const stage of STAGES)
-    fastify.addHook(stage, async (request, reply) => {
-      const placed = placedFor(request.routeOptions.config.rateLimit);
-      return placed?.stage === stage ? placed.hook(request, reply) : undefined;
-    });
+  // One app-wide onRequest hook rather than one per route, so routes declared before the plugin and 404s are
+  // limited too.
+  fastify.addHook('onRequest', async (request, reply) => {
+    const placed = placedFor(request.routeOptions.config.rateLimit);
+    return placed?.stage === 'onRequest' ? placed.hook(request, reply) : undefined;
+  });
+  // A 404 has no route to attach a preHandler limit to.
+  if (plan.global && plan.stage === 'preHandler')
+    fastify.addHook('preHandler', async (request, reply) =>
+      request.is404 ? appWide.hook(request, reply) : undefined,
+    );
 };
 
 function limitsItself(route: RouteOptions): boolean {
