@@ -10,7 +10,8 @@ const CORE =
 const ABOVE_THE_CORE =
   '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|otel/|simulation/|simulator/|cli)';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.
-const FRAMEWORKS = 'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+)/';
+const FRAMEWORKS =
+  'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+|@nestjs/[^/]+)/';
 const REDIS_CLIENTS = 'node_modules/(@types/)?(ioredis|redis|@redis/[^/]+)/';
 
 /** A rule that `from` imports nothing matching `to`. */
@@ -88,6 +89,12 @@ module.exports = {
       'Only the adapters (and the Express mounting of the admin endpoints) know a web framework.',
       { path: '^src/', pathNot: '^src/adapters/|^src/admin/express\\.ts$' },
       { path: FRAMEWORKS },
+    ),
+    forbid(
+      'nestjs-adapter-knows-no-platform',
+      'tollgate/nestjs runs on whichever Nest platform the app chose: it reaches the response through Nest alone.',
+      { path: '^src/' },
+      { path: 'node_modules/@nestjs/platform-' },
     ),
     forbid(
       'redis-client-only-in-the-redis-store',
