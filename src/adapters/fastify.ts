@@ -50,9 +50,12 @@ interface Placed {
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, options) => {
   const plan = pluginPlan(options);
   const appWide = limitHook(plan.limit, 'rateLimit');
+  const unconfigured: Placed | undefined = plan.global
+    ? { stage: plan.stage, hook: appWide.hook }
+    : undefined;
   const routes = new WeakMap<object, Placed>();
   const placedFor = (config: FastifyRouteRateLimitOptions | false | undefined): Placed | undefined => {
-    if (config === undefined) return plan.global ? { stage: plan.stage, hook: appWide.hook } : undefined;
+    if (config === undefined) return unconfigured;
     if (config === false) return undefined;
     let placed = routes.get(config);
     if (placed === undefined) {
