@@ -48,11 +48,11 @@ export function rateLimitHeaders(
   style: HeaderStyle | false = 'draft-6',
   options: HeaderOptions = {},
 ): Record<string, string> {
-  const legacy = options.legacyHeaders ?? style === 'draft-6';
-  const standard = style === false ? undefined : STANDARD[style];
-  const reset = legacy ? LEGACY_RESET[options.legacyReset ?? 'iso-8601'] : undefined;
+  const standard = style && STANDARD[style];
+  const reset =
+    (options.legacyHeaders ?? style === 'draft-6') && LEGACY_RESET[options.legacyReset ?? 'iso-8601'];
   // Nothing asked for is nothing sent, Retry-After included, as with the gate's `headers: false`.
-  return standard === undefined && reset === undefined ? {} : write(decision, options.key, standard, reset);
+  return standard || reset ? write(decision, options.key, standard, reset) : {};
 }
 
 /** The fields of a style and a legacy set (false: none), chosen once; undefined when neither sends anything. */
@@ -60,29 +60,28 @@ export function headerWriter(
   style: HeaderStyle | false,
   legacy: LegacyReset | false,
 ): HeaderWriter | undefined {
-  if (style === false && legacy === false) return undefined;
-  const standard = style === false ? undefined : STANDARD[style];
-  const reset = legacy === false ? undefined : LEGACY_RESET[legacy];
-  return (decision, key) => write(decision, key, standard, reset);
+  const standard = style && STANDARD[style];
+  const reset = legacy && LEGACY_RESET[legacy];
+  return standard || reset ? (decision, key) => write(decision, key, standard, reset) : undefined;
 }
 
 function write(
   decision: Decision,
   key: string | undefined,
-  standard: Standard | undefined,
-  legacyReset: Instant | undefined,
+  standard: Standard | false,
+  legacyReset: Instant | false,
 ): Fields {
   const headers: Fields = {};
   // A fail-open or fail-closed decision knows nothing of the client's quota: advertising one would be a guess.
   if (decision.degraded !== 'fail-open' && decision.degraded !== 'fail-closed') {
     // express-rate-limit's order: the legacy set first.
-    if (legacyReset !== undefined) {
+    if (legacyReset) {
       headers['X-RateLimit-Limit'] = String(decision.limit);
       headers['X-RateLimit-Remaining'] = String(decision.remaining);
       if (decision.resetMs >= 0)
         headers['X-RateLimit-Reset'] = legacyReset(decision.nowMs + decision.resetMs);
     }
-    standard?.(decision, headers, key);
+    if (standard) standard(decision, headers, key);
   }
   if (!decision.allowed && decision.retryAfterMs !== undefined)
     headers['Retry-After'] = String(Math.max(1, seconds(decision.retryAfterMs)));
@@ -154,24 +153,24 @@ interface PolicyTexts {
 const policyTexts = new WeakMap<AnyPolicy, PolicyTexts>();
 
 function texts(policy: AnyPolicy): PolicyTexts {
-  let known = policyTexts.get(policy);
-  if (known === undefined) {
-    const name = `"${policy.name}"`;
-    const { limit } = policy;
-    // A token bucket's window is its time to refill from empty. A concurrency limit has none: its quota is
-    // requests in flight, which the drafts name as a quota unit.
-    const window = policy.windowMs > 0 ? seconds(policy.windowMs) : 0;
-    const extra =
-      window > 0 ? `w=${window}` : policy.kind === 'concurrency' ? 'qu="concurrent-requests"' : '';
-    known = {
-      name,
-      quota: window > 0 ? `${limit};w=${window}` : `${limit}`,
-      draft8: extra === '' ? `${name}; q=${limit}` : `${name}; q=${limit}; ${extra}`,
-      draft10: extra === '' ? `${name};q=${limit}` : `${name};q=${limit};${extra}`,
-    };
-    policyTexts.set(policy, known);
-  }
-  return known;
+  return policyTexts.get(policy) ?? written(policy);
+}
+
+function written(policy: AnyPolicy): PolicyTexts {
+  const name = `"${policy.name}"`;
+  const { limit } = policy;
+  // A token bucket's window is its time to refill from empty. A concurrency limit has none (0): its quota is
+  // requests in flight, which the drafts name as a quota unit.
+  const window = seconds(policy.windowMs);
+  const extra = window > 0 ? `w=${window}` : policy.kind === 'concurrency' ? 'qu="concurrent-requests"' : '';
+  const fixed = {
+    name,
+    quota: window > 0 ? `${limit};w=${window}` : `${limit}`,
+    draft8: extra === '' ? `${name}; q=${limit}` : `${name}; q=${limit}; ${extra}`,
+    draft10: extra === '' ? `${name};q=${limit}` : `${name};q=${limit};${extra}`,
+  };
+  policyTexts.set(policy, fixed);
+  return fixed;
 }
 
 /** express-rate-limit's partition key: the first 12 hex digits of the identity's SHA-256, as base64. */
@@ -180,21 +179,21 @@ function partitionKey(key: string): string {
   return Buffer.from(hex).toString('base64');
 }
 
-/**
- * `new Date(ms).toISOString()`, its date and time to the second kept from the last call: under load most resets
- * fall in the same second, and this costs a sixth of building a Date each time.
- */
-let lastSecond = Number.NaN;
-let lastPrefix = '';
+/** The last second written, to the second, in ISO-8601: one entry, since consecutive resets mostly share it. */
+const isoSeconds = new Map<number, string>();
 
+/** `new Date(ms).toISOString()` at a sixth of the cost under load, its date and time to the second reused. */
 function isoInstant(epochMs: number): string {
   const second = Math.floor(epochMs / 1000);
-  if (second !== lastSecond) {
-    lastPrefix = new Date(second * 1000).toISOString().slice(0, 20);
-    lastSecond = second;
-  }
   const milli = epochMs - second * 1000;
-  return `${lastPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  return `${isoSeconds.get(second) ?? isoSecond(second)}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+function isoSecond(second: number): string {
+  const prefix = new Date(second * 1000).toISOString().slice(0, 20);
+  isoSeconds.clear();
+  isoSeconds.set(second, prefix);
+  return prefix;
 }
 
 /** Whole seconds, rounded up so a client never comes back early. */
