@@ -8,6 +8,8 @@ import type { HttpRequest } from './nestjs-options.js';
 
 /** The token of the app's gates, provided by TollgateModule. */
 export const RATE_LIMIT_GATES = Symbol('RateLimitGates');
+/** The requests a guard has seen: bound twice (app-wide and by @UseGuards), it still counts a request once. */
+const seen = new WeakSet<object>();
 
 /**
  * A request over its limit: status and body are the options' (`statusCode`, `message`), the rate-limit headers
@@ -45,6 +47,8 @@ export class RateLimitGuard implements CanActivate {
     if (gate === undefined) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<HttpRequest>();
+    if (seen.has(request)) return true;
+    seen.add(request);
     const response: unknown = http.getResponse();
     const outcome = await gate.check(request);
     if (outcome.action === 'fail')

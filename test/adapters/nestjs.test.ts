@@ -203,6 +203,32 @@ for (const platform of PLATFORMS) {
       }
     });
 
+    it('counts a request once though the guard is bound both app-wide and by @UseGuards', async () => {
+      class TwiceController {
+        list(request: HttpRequest) {
+          return fromHandler(request);
+        }
+      }
+      decorate(TwiceController, [Controller('twice'), UseGuards(RateLimitGuard)], { list: [Get()] });
+      Req()(TwiceController.prototype, 'list', 0);
+      const { store } = recordingStore();
+      class AppModule {}
+      decorate(AppModule, [
+        Module({
+          imports: [TollgateModule.forRoot({ store, requestsPerMinute: LIMIT, global: true })],
+          controllers: [TwiceController],
+        }),
+      ]);
+      const app = await start(AppModule, platform);
+      try {
+        const answer = await fetch(`${app.url}/twice`);
+        assert.equal(answer.headers.get('ratelimit-remaining'), String(LIMIT - 1));
+        assert.equal((await answer.json()).rateLimit.remaining, LIMIT - 1);
+      } finally {
+        await app.close();
+      }
+    });
+
     it('takes its options from forRootAsync, with injected providers', async () => {
       const { store } = recordingStore();
       const LIMITS = Symbol('limits');
