@@ -40,7 +40,7 @@ export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
 }
 
 /** Options of a limit's gate beside the gate's own, in every place. */
-export const HOOK_OPTIONS = ['handler', 'throw', 'onExceeding', 'onExceeded'];
+export const HOOK_OPTIONS: readonly string[] = ['handler', 'throw', 'onExceeding', 'onExceeded'];
 
 /** The plugin's options, split into where its limits run and the options of its app-wide limit. */
 export interface PluginPlan {
