@@ -4,36 +4,70 @@ import type { Decision } from '../decision.js';
 import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
+import { proxyWarning } from './express-proxy-warning.js';
+import { expressRateLimit } from './express-rate-limit.js';
+import { expressRateLimitKey } from './express-rate-limit-options.js';
+
+export { ipKeyGenerator } from './express-rate-limit-options.js';
+
+import type { ExpressRateLimitCompatOptions, ExpressRateLimitHandler } from './express-rate-limit-types.js';
+
+export type {
+  ExpressRateLimitCompatOptions,
+  ExpressRateLimitHandler,
+  ExpressRateLimitResolvedOptions,
+  ValueOrFunction,
+} from './express-rate-limit-types.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The request's rate-limit figures, set by `tollgate/express`'s `rateLimit()` on every request it counted. */
+      rateLimit?: RateLimitInfo;
+    }
+  }
+}
 
 export interface ExpressRateLimitOptions extends GateOptions<Request, Response> {
   /** Answers a rejected request yourself (headers are already set). */
   readonly handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown;
 }
 
-export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
-  const gate = createGate<Request, Response>(options, {
+/**
+ * Tollgate's options, or express-rate-limit's with its meaning: any key only it has (`windowMs`, `limit`, `max`,
+ * `standardHeaders`, `keyGenerator`, `requestPropertyName`...) reads them all as it does (docs/migrating.md).
+ *
+ * @example
+ * app.use(rateLimit({ requestsPerMinute: 300, scope: 'global' }));
+ * app.use('/login', rateLimit({ windowMs: 15 * 60 * 1000, limit: 5, standardHeaders: 'draft-8' }));
+ */
+export function rateLimit(options?: ExpressRateLimitOptions): RequestHandler;
+export function rateLimit(options: ExpressRateLimitCompatOptions): ExpressRateLimitHandler;
+export function rateLimit(
+  options: ExpressRateLimitOptions | ExpressRateLimitCompatOptions = {},
+): RequestHandler {
+  const style = expressRateLimitKey(options);
+  if (style !== undefined) return expressRateLimit(options as ExpressRateLimitCompatOptions, style);
+  const native = options as ExpressRateLimitOptions;
+  const gate = createGate<Request, Response>(native, {
     name: 'rateLimit',
     identifier: (req) => req.ip,
     options: ['handler'],
   });
-  const handler = optionalFunction('handler', options.handler);
-  let warnedAboutProxy = false;
+  const handler = optionalFunction('handler', native.handler);
+  const warn = proxyWarning(gate.logger);
 
   return async (req, res, next) => {
-    if (!warnedAboutProxy && req.headers['x-forwarded-for'] !== undefined && !req.app.get('trust proxy')) {
-      warnedAboutProxy = true;
-      gate.logger.warn(
-        "[tollgate] X-Forwarded-For is present but Express's 'trust proxy' is off, so every client behind the " +
-          "proxy shares one bucket. Set app.set('trust proxy', <number of proxies you control>).",
-      );
-    }
+    warn(req);
     const outcome = await gate.check(req);
     if (outcome.action === 'fail') {
       res.status(outcome.status).json(outcome.body);
       return;
     }
     res.set(outcome.headers);
+    if (outcome.info !== undefined) req.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
       // Whichever comes first, the response sent or the client gone, ends what the request holds.

@@ -43,7 +43,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'tokenBucket',
   ],
   './store': ['bucketKey', 'degradedResponse', 'evaluatePolicies', 'isStore', 'memberOf', 'parseBucketKey'],
-  './express': ['rateLimit'],
+  './express': ['ipKeyGenerator', 'rateLimit'],
   './fastify': ['rateLimit'],
   './hono': ['rateLimit'],
   './koa': ['rateLimit'],

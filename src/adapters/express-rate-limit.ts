@@ -1,0 +1,131 @@
+// Express middleware with express-rate-limit's meaning: every hit counted, its headers, req.rateLimit, handler.
+import type { Request, RequestHandler, Response } from 'express';
+import type { Decision } from '../decision.js';
+import { TollgateError } from '../errors.js';
+import { createGate } from '../gate.js';
+import { whenSent } from '../gate-completion.js';
+import { fixedWindow } from '../policies/fixed-window.js';
+import type { AnyPolicy } from '../policies/policy.js';
+import type { RateLimitInfo } from '../rate-limit-info.js';
+import { proxyWarning } from './express-proxy-warning.js';
+import { expressRateLimitStyle } from './express-rate-limit-options.js';
+import type { ExpressRateLimitCompatOptions, ExpressRateLimitHandler } from './express-rate-limit-types.js';
+
+/** Policies already built for a (limit, name) pair; a limit function's few values each get one. */
+const MAX_POLICIES = 64;
+
+/**
+ * As express-rate-limit counts: each hit of a window, a denied one too, against the limit of this request (so a
+ * limit that is a function of the request applies to the same count). A hit is given back per
+ * `skipFailedRequests` / `skipSuccessfulRequests` only while its window lasts.
+ */
+export function expressRateLimit(
+  options: ExpressRateLimitCompatOptions,
+  trigger: string,
+): ExpressRateLimitHandler {
+  const style = expressRateLimitStyle(options, trigger);
+  const gate = createGate<Request, Response>(style.gate, { name: 'rateLimit', identifier: (req) => req.ip });
+  const warn = style.warnBehindProxy ? proxyWarning(gate.logger) : undefined;
+  const policyOf = policies(style.windowMs);
+  const { limiter } = gate;
+
+  const middleware: RequestHandler = async (req, res, next) => {
+    warn?.(req);
+    const outcome = await gate.check(req);
+    // What failed (a keyGenerator, skip) goes to Express's error handling, as express-rate-limit hands it on.
+    if (outcome.action === 'fail') return next(outcome.error);
+    const counted = outcome.decision;
+    // Skipped, or let through by passOnStoreError while the store is down: not counted, so no figures.
+    if (counted === undefined || counted.degraded === 'fail-open') return next();
+    if (counted.degraded === 'fail-closed') return next(storeDown());
+    const { complete } = outcome.action === 'next' ? outcome : {};
+    if (complete !== undefined) {
+      const windowEnd = counted.nowMs + counted.resetMs;
+      // A later window never held this hit: express-rate-limit gives nothing back once the request's has ended.
+      whenSent(res, (status) => {
+        if (Date.now() < windowEnd) complete(status, res);
+      });
+    }
+    let decision: Decision;
+    try {
+      const limit = perRequestLimit(await style.limit(req, res));
+      const name = style.name === undefined ? undefined : await style.name(req, res, limit);
+      decision = verdict(counted, policyOf(limit, name));
+      const key = outcome.info?.key ?? '';
+      (req as unknown as Record<string, unknown>)[style.property] = figures(decision, counted, key);
+      if (style.headers !== undefined && !res.headersSent) {
+        const headers = style.headers(decision, key);
+        if (!decision.allowed && style.retryAfter !== undefined)
+          headers['Retry-After'] = String(await style.retryAfter(req, res));
+        res.set(headers);
+      }
+      if (!decision.allowed) await style.handler(req, res, next, style.options);
+    } catch (error) {
+      return next(error);
+    }
+    if (decision.allowed) next();
+  };
+  return Object.assign(middleware, {
+    resetKey: (key: string) => limiter.reset(key),
+    getKey: async (key: string) => {
+      // A look at the count that spends nothing: no hits means express-rate-limit's store has no entry.
+      const { limit, remaining, nowMs, resetMs } = await limiter.peek(key, { cost: 0 });
+      const totalHits = limit - remaining;
+      return totalHits === 0 ? undefined : { totalHits, resetTime: new Date(nowMs + resetMs) };
+    },
+  });
+}
+
+/** express-rate-limit's decision: the hits so far in the window (this one and denied ones included) over `policy`. */
+function verdict(counted: Decision, policy: AnyPolicy): Decision {
+  const used = counted.limit - counted.remaining;
+  const allowed = used <= policy.limit;
+  const remaining = Math.max(policy.limit - used, 0);
+  const { resetMs, nowMs } = counted;
+  const retryAfterMs = allowed ? 0 : resetMs;
+  const policies = [{ allowed, remaining, resetMs, retryAfterMs, policy }];
+  const decision = { allowed, limit: policy.limit, remaining, resetMs, nowMs, policies };
+  return allowed ? decision : { ...decision, retryAfterMs };
+}
+
+/**
+ * `req.rateLimit` as express-rate-limit sets it: `used` counts denied hits too (so it passes `limit`), and
+ * `current` (its older name) and Tollgate's `decision` are there but not enumerated, so the object serialises alike.
+ */
+function figures(decision: Decision, counted: Decision, key: string): RateLimitInfo {
+  const used = counted.limit - counted.remaining;
+  const { limit, remaining } = decision;
+  const info = { limit, used, remaining, resetTime: new Date(decision.nowMs + decision.resetMs), key };
+  Object.defineProperties(info, { current: { value: used }, decision: { value: decision } });
+  return info as typeof info & { readonly decision: Decision };
+}
+
+/** One fixed window per (limit, name), built once: what the headers describe for a request of that limit. */
+function policies(windowMs: number): (limit: number, name: string | undefined) => AnyPolicy {
+  const built = new Map<string, AnyPolicy>();
+  return (limit, name) => {
+    const id = `${limit} ${name}`;
+    let policy = built.get(id);
+    if (policy === undefined) {
+      if (built.size >= MAX_POLICIES) built.clear();
+      policy = fixedWindow({ limit, windowMs, ...(name === undefined ? {} : { name }) });
+      built.set(id, policy);
+    }
+    return policy;
+  };
+}
+
+function perRequestLimit(limit: unknown): number {
+  if (typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0) return limit;
+  throw new TollgateError(
+    'ERR_TOLLGATE_ARGUMENT',
+    `\`limit\` must give a non-negative integer (gave ${String(limit)})`,
+  );
+}
+
+function storeDown(): TollgateError {
+  return new TollgateError(
+    'ERR_TOLLGATE_STORE',
+    'the rate limit store is unreachable, and `passOnStoreError` is false: the request is not let through',
+  );
+}
