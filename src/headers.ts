@@ -101,7 +101,7 @@ const STANDARD: Record<HeaderStyle, Standard> = {
     headers.RateLimit = decision.resetMs >= 0 ? `${state}, reset=${seconds(decision.resetMs)}` : state;
   },
   'draft-8': (decision, headers, key) => {
-    // The partition key tells clients sharing a policy apart; a hash, so the identity itself is not disclosed.
+    // The partition key tells a client which partition of the policy it is counted in (a hash, not a secret).
     const pk = key === undefined ? '' : `; pk=:${partitionKey(key)}:`;
     let policy = '';
     let state = '';

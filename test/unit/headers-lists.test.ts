@@ -2,6 +2,7 @@
 // hand-computed values in the order written.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseDictionary, parseList } from 'structured-headers';
 import { fixedWindow, rateLimitHeaders } from '../../src/index.js';
 import {
   burst,
@@ -115,5 +116,61 @@ describe('draft-10 headers', () => {
       ['RateLimit-Policy', '"fixed-window";q=100;w=60'],
       ['RateLimit', '"fixed-window";r=100;t=0'],
     ]);
+  });
+});
+
+describe('Structured Fields (RFC 9651), as a parser reads them', () => {
+  it("every style's fields parse, the figures where the drafts put them", () => {
+    const key = { key: '203.0.113.7' };
+    const draft6 = rateLimitHeaders(burstDenied, 'draft-6', key);
+    assert.deepEqual(
+      parseList(draft6['RateLimit-Policy'] ?? '').map(([quota, params]) => [
+        quota,
+        Object.fromEntries(params),
+      ]),
+      [
+        [10, { w: 5 }],
+        [1000, { w: 3600 }],
+      ],
+    );
+    const draft7 = rateLimitHeaders(burstDenied, 'draft-7', key);
+    assert.deepEqual(
+      [...parseDictionary(draft7.RateLimit ?? '')].map(([name, [value]]) => [name, value]),
+      [
+        ['limit', 10],
+        ['remaining', 0],
+        ['reset', 5],
+      ],
+    );
+    const draft8 = rateLimitHeaders(lifetimeAndSlots, 'draft-8', key);
+    const policies = parseList(draft8['RateLimit-Policy'] ?? '');
+    assert.deepEqual(
+      policies.map(([name, params]) => [name, Object.fromEntries([...params].filter(([p]) => p !== 'pk'))]),
+      [
+        ['lifetime', { q: 3 }],
+        ['in-flight', { q: 5, qu: 'concurrent-requests' }],
+      ],
+    );
+    // The partition key is a Byte Sequence holding the hash's first 12 hex digits.
+    const pk = policies.map(([, params]) => new TextDecoder().decode(params.get('pk') as ArrayBuffer));
+    assert.deepEqual(pk, ['fec52565aa0c', 'fec52565aa0c']);
+    assert.deepEqual(
+      parseList(draft8.RateLimit ?? '').map(([name, params]) => [name, Object.fromEntries(params)]),
+      [
+        ['lifetime', { r: 2 }],
+        ['in-flight', { r: 4, t: 10 }],
+      ],
+    );
+    const draft10 = rateLimitHeaders(lifetimeAndSlots, 'draft-10');
+    assert.deepEqual(
+      parseList(draft10['RateLimit-Policy'] ?? '').map(([name, params]) => [
+        name,
+        Object.fromEntries(params),
+      ]),
+      [
+        ['lifetime', { q: 3 }],
+        ['in-flight', { q: 5, qu: 'concurrent-requests' }],
+      ],
+    );
   });
 });
