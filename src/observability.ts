@@ -151,7 +151,7 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     'batchedDecisions',
     ['store', 'batched_decisions'],
     '{decision}',
-    'Decisions carried by those script calls.',
+    "Decisions the store's script calls carried.",
   ),
   count(
     'denyCacheHits',
