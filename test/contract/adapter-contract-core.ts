@@ -7,6 +7,7 @@ import type { Limiter } from '../../src/limiter.js';
 import { degradedResponse, type Store } from '../../src/stores/store.js';
 import { CAPACITY, fixture, rateLimitFields, T0, unitsLeft } from './adapter-contract-fixtures.js';
 import {
+  CLIENT,
   type ContractOptions,
   connectionClosed,
   request,
@@ -265,6 +266,28 @@ export function coreContract(withApp: WithApp): void {
         assert.deepEqual(rateLimitFields(answer.headers), {});
       }
     });
+  });
+
+  it("sends draft-7, and draft-8 with the client's partition key, and the legacy set alone in epoch seconds", async () => {
+    const cases = [
+      [{ headers: 'draft-7' }, 'draft-7', {}],
+      [{ headers: 'draft-8', legacyHeaders: true }, 'draft-8', { legacyHeaders: true, key: CLIENT }],
+      [
+        { headers: false, legacyHeaders: true, legacyReset: 'epoch-seconds' },
+        false,
+        { legacyHeaders: true, legacyReset: 'epoch-seconds' },
+      ],
+    ] as const;
+    for (const [options, style, expectedOptions] of cases) {
+      const { limiter, expected, logger } = fixture();
+      await withApp({ limiter, logger, ...options }, async (app) => {
+        for (let i = 0; i <= CAPACITY; i++) {
+          const answer = await request(app);
+          assert.equal(answer.status, i < CAPACITY ? 200 : 429);
+          assert.deepEqual(rateLimitFields(answer.headers), await expected(style, 1, expectedOptions));
+        }
+      });
+    }
   });
 
   it("sends draft-10 RateLimit-Policy and RateLimit as valid Structured Fields with headers: 'draft-10'", async () => {

@@ -1,7 +1,7 @@
 // The limiters, stores and routes the adapter contract's apps run on, and what its tests read back.
 import { mock } from 'node:test';
 import type { DecisionEvent } from '../../src/gate-options.js';
-import type { HeaderStyle } from '../../src/headers.js';
+import type { HeaderOptions, HeaderStyle } from '../../src/headers.js';
 import { rateLimitHeaders } from '../../src/headers.js';
 import { createLimiter, type Limiter } from '../../src/limiter.js';
 import type { AnyPolicy } from '../../src/policies/policy.js';
@@ -41,8 +41,8 @@ export function fixture() {
   const store = () => new MemoryStore({ clock: () => clock.now, autoCleanup: false });
   const limiter = createLimiter({ policy, store: store() });
   const twin = createLimiter({ policy, store: store() });
-  const expected = async (style: HeaderStyle = 'draft-6', cost = 1) =>
-    lowerCased(rateLimitHeaders(await twin.consume(CLIENT, { cost }), style));
+  const expected = async (style: HeaderStyle | false = 'draft-6', cost = 1, options: HeaderOptions = {}) =>
+    lowerCased(rateLimitHeaders(await twin.consume(CLIENT, { cost }), style, options));
   return { clock, limiter, expected, logger: silentLogger() };
 }
 

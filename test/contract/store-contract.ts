@@ -1,6 +1,7 @@
 // One contract every store must pass (undici's cacheStoreTests, hono's runTest): a store is done when this is green.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { HEADER_STYLES } from '../../src/headers.js';
 import {
   type AnyPolicy,
   createLimiter,
@@ -142,8 +143,9 @@ export function runStoreContract(
             retryAfterMs: undefined,
           });
           assert.deepEqual(await keysOf(await store(), l.scope), []);
-          for (const style of ['draft-6', 'draft-10'] as const) {
-            const headers = Object.values(rateLimitHeaders(denied, style)).join(' ');
+          for (const style of HEADER_STYLES) {
+            const options = { legacyHeaders: true, legacyReset: 'epoch-seconds', key: 'greedy' } as const;
+            const headers = Object.values(rateLimitHeaders(denied, style, options)).join(' ');
             assert.doesNotMatch(headers, /NaN|undefined|(^|[ =])-\d/, style);
           }
         });
