@@ -103,6 +103,62 @@ async function simulatorProblems(project: string, paths: readonly string[]): Pro
   return problems;
 }
 
+/**
+ * An app written for express-rate-limit, its import aside: four option sets of its documentation's kind, each
+ * asked until it rejects, on a clock mocked to one instant. Prints every answer's status, rate-limit fields, body
+ * and the route's or handler's view of the request's figures, as one JSON line.
+ */
+function expressRateLimitApp(specifier: string): string {
+  return `
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { mock } from 'node:test';
+import express from 'express';
+import { rateLimit } from '${specifier}';
+
+mock.timers.enable({ apis: ['Date'], now: Date.UTC(2026, 0, 1, 12, 0, 0, 250) });
+const configurations = [
+  { windowMs: 15 * 60 * 1000, limit: 2, standardHeaders: 'draft-8', legacyHeaders: false },
+  { windowMs: 60 * 1000, limit: 2 },
+  { windowMs: 60 * 1000, limit: 1, standardHeaders: 'draft-7', message: { error: 'Slow down.' } },
+  {
+    max: async (req) => (req.get('x-plan') === 'pro' ? 3 : 2),
+    standardHeaders: true,
+    requestPropertyName: 'quota',
+    handler: (req, res, next, options) =>
+      res.status(options.statusCode).json({ quota: req.quota, windowMs: options.windowMs }),
+  },
+];
+const get = (port) =>
+  new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => {
+        const fields = Object.entries(res.headers).filter(([name]) => /ratelimit|retry-after/.test(name));
+        resolve({ status: res.statusCode, fields: Object.fromEntries(fields.sort()), body });
+      });
+    }).on('error', reject).end();
+  });
+const answers = [];
+for (const options of configurations) {
+  const app = express();
+  app.use(rateLimit(options));
+  app.get('/', (req, res) => res.json(req[options.requestPropertyName ?? 'rateLimit']));
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  for (let status = 0; status !== 429; ) {
+    const answer = await get(server.address().port);
+    answers.push(answer);
+    status = answer.status;
+  }
+  server.close();
+}
+process.stdout.write(JSON.stringify(answers));
+`;
+}
+
 /** require() of an ES module works unflagged from Node 20.19 on. */
 function requiresEsm(version: string): boolean {
   const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
@@ -166,6 +222,20 @@ async function main(): Promise<void> {
     const installed = `${run('npm', ['ls', '--all', '--parseable'], project)}\n`;
     const extra = DEMO_ONLY.filter((name) => installed.includes(`/node_modules/${name}\n`));
     check(extra.length === 0, `the install holds none of ${DEMO_ONLY.join(', ')}`, extra.join(', '));
+
+    // express-rate-limit answers in this checkout; the project gets Express alone beside tollgate.
+    const theirs = node(ROOT, ['--input-type=module', '-e', expressRateLimitApp('express-rate-limit')]);
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', 'express'], project);
+    const ours = node(project, [
+      '--input-type=module',
+      '-e',
+      expressRateLimitApp(`${manifest.name}/express`),
+    ]);
+    check(
+      theirs.status === 0 && ours.status === 0 && ours.output === theirs.output,
+      'an express-rate-limit app, its import aside, runs on tollgate/express and answers as express-rate-limit does',
+      `express-rate-limit: ${theirs.output.trim()}\ntollgate/express: ${ours.output.trim()}`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
