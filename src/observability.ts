@@ -100,7 +100,7 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     words: ['store', 'errors'],
     kind: 'counter',
     unit: '{call}',
-    help: 'Failed calls of decisions by kind: timeout, connection (no answer at all), reply (Redis answered an error: OOM, READONLY, MISCONF, CLUSTERDOWN), script (the script answered an error for a decision).',
+    help: 'Failed calls of decisions by kind: timeout, connection (no answer at all), reply (Redis refused a command: OOM, READONLY, MISCONF, CLUSTERDOWN, WRONGTYPE), script (the script failed, or its reply could not be read).',
     stat: 'errors',
     label: 'kind',
     series: (stats) => {

@@ -62,9 +62,9 @@ export interface Store {
 
 /**
  * How a failed call to a store's backend failed. RedisStore's kinds: `timeout` (no answer within the budget),
- * `connection` (no answer at all: not connected, connection closed, refused or reset), `reply` (Redis answered
- * with an error: writes refused by OOM, READONLY or MISCONF, a cluster that is down) and `script` (the script
- * answered an error for a decision, or a reply it could not read).
+ * `connection` (no answer at all: not connected, connection closed, refused or reset), `reply` (Redis refused a
+ * command with an error, the call's or one the script ran: writes refused by OOM, READONLY or MISCONF, a cluster
+ * that is down, a key of another type) and `script` (the script itself failed, or its reply could not be read).
  */
 export type StoreErrorKind = 'timeout' | 'connection' | 'reply' | 'script';
 
@@ -86,7 +86,7 @@ export interface StoreStats {
   readonly breakers?: readonly StoreBreaker[];
   /** Times a circuit breaker opened. */
   readonly breakerTrips?: number;
-  /** Times a server lacked the store's script (a restart, a failover, SCRIPT FLUSH) and it was sent in full. */
+  /** Times a server lacked the store's script (a fresh server, a restart, a failover, SCRIPT FLUSH) and got it whole. */
   readonly scriptReloads?: number;
   /** Calls of decisions sent, and the decisions they carried: their ratio is the mean batch size. */
   readonly batches?: number;

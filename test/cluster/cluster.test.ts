@@ -311,6 +311,13 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
         }
         assert.equal(store.breakerOpen, true);
         assert.equal(store.metrics.breakerTrips, 1, 'the breaker never closed in between');
+        // What the metrics export: that master's breaker open and no other, every failure one of Redis's refusals.
+        const { breakers, errors } = store.stats();
+        assert.deepEqual(
+          breakers?.filter(({ open }) => open),
+          [{ node: `${victim.host}:${victim.port}`, open: true }],
+        );
+        assert.deepEqual(errors, { timeout: 0, connection: 0, reply: store.metrics.errors, script: 0 });
         assert.equal((await store.health()).ok, false);
       } finally {
         await cluster.command(victim, 'CONFIG', 'SET', 'maxmemory', '0');

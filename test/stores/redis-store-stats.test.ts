@@ -72,7 +72,7 @@ describe('RedisStore.stats()', () => {
       client: scripted.client,
       clock: () => NOW,
       commandTimeoutMs: 50,
-      breakerThreshold: 4,
+      breakerThreshold: 5,
       reconnectCooldownMs: 60_000,
       logger: { warn: () => {}, error: () => {} },
     });
@@ -89,32 +89,26 @@ describe('RedisStore.stats()', () => {
       assert.equal((await limiter.consume('c')).allowed, false);
       scripted.answer(rejects("OOM command not allowed when used memory > 'maxmemory'."));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
-      scripted.answer(() =>
-        Promise.resolve([
-          NOW,
-          'WRONGTYPE Operation against a key holding the wrong kind of value',
-          0,
-          0,
-          0,
-          0,
-          0,
-        ]),
-      );
+      // A decision the script answered with an error: Redis's own for a command it ran, then a Lua error.
+      const failedDecision = (error: string) => () => Promise.resolve([NOW, error, 0, 0, 0, 0, 0]);
+      scripted.answer(failedDecision('WRONGTYPE Operation against a key holding the wrong kind of value'));
+      assert.equal((await limiter.consume('d')).degraded, 'fail-open');
+      scripted.answer(failedDecision('user_script:57: attempt to perform arithmetic on a nil value'));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
       scripted.answer(rejects('Connection is closed.'));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
       scripted.answer(() => new Promise(() => {}));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
-      // Four failed calls in a row open the breaker: what follows is answered without a call.
+      // Five failed calls in a row open the breaker: what follows is answered without a call.
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
       assert.deepEqual(store.stats(), {
         timeouts: 1,
-        errors: { timeout: 1, connection: 1, reply: 1, script: 1 },
+        errors: { timeout: 1, connection: 1, reply: 2, script: 1 },
         breakers: [{ node: '', open: true }],
         breakerTrips: 1,
         scriptReloads: 1,
-        batches: 8,
-        batchedDecisions: 9,
+        batches: 9,
+        batchedDecisions: 10,
         denyCacheHits: 1,
       });
     } finally {
@@ -137,6 +131,8 @@ describe('errorKind', () => {
     ])
       assert.equal(errorKind(new Error(reply)), 'reply', reply);
     assert.equal(errorKind(scriptError('user_script:1: attempt to compare nil with number')), 'script');
+    // Redis's refusal of a command the script ran, passed on by the script.
+    assert.equal(errorKind(scriptError("OOM command not allowed when used memory > 'maxmemory'.")), 'reply');
     // The same message from elsewhere is no script's.
     assert.equal(errorKind(new Error('user_script:1: attempt to compare nil with number')), 'connection');
     assert.equal(errorKind(Object.assign(new Error('EPIPE'), { syscall: 'write' })), 'connection');

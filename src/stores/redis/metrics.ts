@@ -41,7 +41,7 @@ export function zeroMetrics(): RedisStoreMetrics {
   };
 }
 
-/** Errors of the script's own making, told apart by identity: their messages are whatever the script said. */
+/** Errors of the script's making, told apart by identity: their messages are whatever the script said. */
 const scriptErrors = new WeakSet<Error>();
 
 /** A decision the script answered with an error, or a reply that is not the script's. */
@@ -53,7 +53,8 @@ export function scriptError(message: string): TollgateError {
 
 /**
  * Redis's error replies start with their code in capitals (`OOM command not allowed...`, `READONLY You can't
- * write...`), as ioredis and node-redis both pass them on; a socket error carries a `syscall` instead.
+ * write...`), as ioredis and node-redis pass them on and as the script returns those of the commands it ran; a
+ * socket error carries a `syscall` instead, and a Lua error starts with the script's name.
  */
 const REPLY = /^[A-Z]{2,}[A-Z_-]*(?: |$)/;
 
@@ -61,7 +62,7 @@ const REPLY = /^[A-Z]{2,}[A-Z_-]*(?: |$)/;
 export function errorKind(error: unknown): StoreErrorKind {
   if (!(error instanceof Error)) return 'connection';
   if (error instanceof TollgateError && error.code === 'ERR_TOLLGATE_TIMEOUT') return 'timeout';
-  if (scriptErrors.has(error)) return 'script';
   if (REPLY.test(error.message) && !('syscall' in error)) return 'reply';
+  if (scriptErrors.has(error)) return 'script';
   return 'connection';
 }
