@@ -22,6 +22,7 @@ import {
 } from '../validate.js';
 import {
   type ExpressRateLimitCompatOptions,
+  type ExpressRateLimitKey,
   type ExpressRateLimitResolvedOptions,
   VALIDATIONS,
   type ValueOrFunction,
@@ -44,7 +45,7 @@ export interface ExpressRateLimitStyle {
 }
 
 /** Keys only express-rate-limit has: any of them means its style. */
-const ITS_OWN = [
+const ITS_OWN: readonly ExpressRateLimitKey[] = [
   'windowMs',
   'limit',
   'max',
@@ -106,7 +107,9 @@ const unscoped = new WeakSet<Store>();
 /** The key that makes these options express-rate-limit's, or undefined when they are Tollgate's own. */
 export function expressRateLimitKey(options: unknown): string | undefined {
   if (typeof options !== 'object' || options === null) return undefined;
-  return Object.keys(options).find((key) => ITS_OWN.includes(key) || Object.hasOwn(UNSUPPORTED, key));
+  return Object.keys(options).find(
+    (key) => (ITS_OWN as readonly string[]).includes(key) || Object.hasOwn(UNSUPPORTED, key),
+  );
 }
 
 /** Checks the options (`trigger` is the key that made them express-rate-limit's) and translates them. */

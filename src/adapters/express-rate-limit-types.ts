@@ -79,6 +79,25 @@ export interface ExpressRateLimitCompatOptions {
   readonly scope?: string;
 }
 
+/** The keys only express-rate-limit has: any of them reads the options with its meaning. */
+export type ExpressRateLimitKey =
+  | 'windowMs'
+  | 'limit'
+  | 'max'
+  | 'standardHeaders'
+  | 'keyGenerator'
+  | 'ipv6Subnet'
+  | 'requestPropertyName'
+  | 'passOnStoreError'
+  | 'retryAfter'
+  | 'validate';
+
+/**
+ * None of those keys: Tollgate's own options say so, so that TypeScript types a call with one of them (and its
+ * callbacks' parameters) by express-rate-limit's options.
+ */
+export type WithoutExpressRateLimitKeys = { readonly [K in ExpressRateLimitKey]?: never };
+
 /** What `handler` gets as its fourth argument: the options with express-rate-limit's defaults filled in. */
 export interface ExpressRateLimitResolvedOptions extends ExpressRateLimitCompatOptions {
   readonly windowMs: number;

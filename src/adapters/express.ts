@@ -12,7 +12,11 @@ import { expressRateLimitKey } from './express-rate-limit-options.js';
 
 export { ipKeyGenerator } from './express-rate-limit-options.js';
 
-import type { ExpressRateLimitCompatOptions, ExpressRateLimitHandler } from './express-rate-limit-types.js';
+import type {
+  ExpressRateLimitCompatOptions,
+  ExpressRateLimitHandler,
+  WithoutExpressRateLimitKeys,
+} from './express-rate-limit-types.js';
 
 export type {
   ExpressRateLimitCompatOptions,
@@ -30,7 +34,7 @@ declare global {
   }
 }
 
-export interface ExpressRateLimitOptions extends GateOptions<Request, Response> {
+export interface ExpressRateLimitOptions extends GateOptions<Request, Response>, WithoutExpressRateLimitKeys {
   /** Answers a rejected request yourself (headers are already set). */
   readonly handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown;
 }

@@ -231,6 +231,27 @@ describe("express-rate-limit's style: beyond the differential test", () => {
     }
   });
 
+  it("is typed by the style its keys choose: erl's callbacks get (req, res), its handler the options", async () => {
+    const limiter = rateLimit({
+      windowMs: 60_000,
+      limit: 1,
+      store: store(),
+      keyGenerator: (req, res) => `${req.ip}:${res.statusCode}`,
+      handler: (_req, res, _next, options) => res.status(options.statusCode).send({ said: options.message }),
+    });
+    const app = await serve(limiter);
+    try {
+      assert.equal((await app.get()).status, 200);
+      const denied = await app.get();
+      assert.deepEqual(
+        [denied.status, denied.body],
+        [429, { said: 'Too many requests, please try again later.' }],
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
   it("ipKeyGenerator: express-rate-limit's helper, IPv4 as is and IPv6 by its network", () => {
     assert.equal(ipKeyGenerator('203.0.113.7'), '203.0.113.7');
     assert.equal(ipKeyGenerator('::ffff:203.0.113.7'), '203.0.113.7');
