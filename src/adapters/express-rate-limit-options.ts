@@ -1,12 +1,9 @@
 // express-rate-limit's options, read with its meaning: which keys mean that style, and what each becomes here.
-import { isIPv6 } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import type { GateOptions } from '../gate-options.js';
 import { type HeaderWriter, headerWriter } from '../headers.js';
-import { addressIdentity } from '../identity/address-identity.js';
-import type { Identity } from '../identity/identity.js';
 import { createLimiter } from '../limiter.js';
 import { fixedWindow } from '../policies/fixed-window.js';
 import { policyName } from '../policies/policy.js';
@@ -20,9 +17,10 @@ import {
   optionalFunction,
   positiveInteger,
 } from '../validate.js';
+import { clientAddress } from './express-rate-limit-address.js';
+import { refuseForeignKeys } from './express-rate-limit-keys.js';
 import {
   type ExpressRateLimitCompatOptions,
-  type ExpressRateLimitKey,
   type ExpressRateLimitResolvedOptions,
   VALIDATIONS,
   type ValueOrFunction,
@@ -44,73 +42,9 @@ export interface ExpressRateLimitStyle {
   readonly warnBehindProxy: boolean;
 }
 
-/** Keys only express-rate-limit has: any of them means its style. */
-const ITS_OWN: readonly ExpressRateLimitKey[] = [
-  'windowMs',
-  'limit',
-  'max',
-  'standardHeaders',
-  'keyGenerator',
-  'ipv6Subnet',
-  'requestPropertyName',
-  'passOnStoreError',
-  'retryAfter',
-  'validate',
-];
-/** Keys of both, read with express-rate-limit's meaning in its style. */
-const SHARED = [
-  'message',
-  'statusCode',
-  'handler',
-  'legacyHeaders',
-  'identifier',
-  'skip',
-  'skipFailedRequests',
-  'skipSuccessfulRequests',
-  'requestWasSuccessful',
-  'store',
-  'logger',
-  'scope',
-];
-/** Its keys (and its companions') that Tollgate cannot honour, and what to do instead. */
-const UNSUPPORTED: Readonly<Record<string, string>> = {
-  draft_polli_ratelimit_headers: "was express-rate-limit 6's: use `standardHeaders: 'draft-6'`",
-  onLimitReached: 'was removed in express-rate-limit 7: do its work in `handler`',
-  delayAfter: "is express-slow-down's: Tollgate answers or rejects, it does not slow responses down",
-  delayMs: "is express-slow-down's: Tollgate answers or rejects, it does not slow responses down",
-  maxDelayMs: "is express-slow-down's: Tollgate answers or rejects, it does not slow responses down",
-};
-/** Tollgate's own options with a twin of a different name in express-rate-limit's style. */
-const TWINS: Readonly<Record<string, string>> = {
-  headers:
-    "is `legacyHeaders` (the X-RateLimit fields) and `standardHeaders` (the draft's) in express-rate-limit's style",
-  failOpen: "is `passOnStoreError` in express-rate-limit's style",
-};
-/** Tollgate's own options without a place in express-rate-limit's style. */
-const TOLLGATE_ONLY = [
-  'requestsPerMinute',
-  'capacity',
-  'policy',
-  'limiter',
-  'cost',
-  'unidentified',
-  'shadow',
-  'blockMs',
-  'tiers',
-  'onDecision',
-  'legacyReset',
-];
 const DEFAULT_MESSAGE = 'Too many requests, please try again later.';
 /** Stores counting for express-rate-limit-style limiters without a `scope`: a second one would share their counts. */
 const unscoped = new WeakSet<Store>();
-
-/** The key that makes these options express-rate-limit's, or undefined when they are Tollgate's own. */
-export function expressRateLimitKey(options: unknown): string | undefined {
-  if (typeof options !== 'object' || options === null) return undefined;
-  return Object.keys(options).find(
-    (key) => (ITS_OWN as readonly string[]).includes(key) || Object.hasOwn(UNSUPPORTED, key),
-  );
-}
 
 /** Checks the options (`trigger` is the key that made them express-rate-limit's) and translates them. */
 export function expressRateLimitStyle(
@@ -173,23 +107,6 @@ export function expressRateLimitStyle(
   };
 }
 
-/** Tollgate's own options, its style's retired ones, and typos, each refused with what to write instead. */
-function refuseForeignKeys(options: ExpressRateLimitCompatOptions, trigger: string): void {
-  for (const key of Object.keys(options)) {
-    if (Object.hasOwn(UNSUPPORTED, key)) throw configError(key, UNSUPPORTED[key] as string);
-    if (Object.hasOwn(TWINS, key)) throw configError(key, TWINS[key] as string);
-    if (TOLLGATE_ONLY.includes(key))
-      throw configError(
-        key,
-        `is Tollgate's own, and \`${trigger}\` is express-rate-limit's: write the options in one style or the other (docs/migrating.md)`,
-      );
-  }
-  knownKeys(`rateLimit in express-rate-limit's style (given \`${trigger}\`)`, options, [
-    ...ITS_OWN,
-    ...SHARED,
-  ]);
-}
-
 /** What the gate runs: a counter of every hit per window, the key, skip and refunds as express-rate-limit has them. */
 function gateOptions(
   options: ExpressRateLimitCompatOptions,
@@ -245,42 +162,6 @@ function counterStore(store: unknown, scope: string | undefined): Store {
     unscoped.add(store as Store);
   }
   return store as Store;
-}
-
-type IPv6Subnet = ExpressRateLimitCompatOptions['ipv6Subnet'];
-
-/** express-rate-limit's default key: the address, IPv4-mapped IPv6 as IPv4, other IPv6 by its network. */
-function clientAddress(subnet: NonNullable<IPv6Subnet>): (req: Request) => Identity | Promise<Identity> {
-  // As express-rate-limit does, a subnet function is asked only for an IPv6 client.
-  if (typeof subnet === 'function')
-    return async (req) =>
-      grouped(req.ip, isIPv6(req.ip ?? '') && checkedSubnet(await subnet(req, req.res as Response)));
-  const bits = checkedSubnet(subnet);
-  return (req) => grouped(req.ip, bits);
-}
-
-/**
- * express-rate-limit's helper for a `keyGenerator` that falls back to the address: IPv4 as is, IPv6 as its
- * /`ipv6Subnet` network in CIDR notation (false: the address itself), so one subscriber's addresses share a key.
- *
- * @example
- * keyGenerator: (req) => req.get('x-user-id') ?? ipKeyGenerator(req.ip ?? '', 56)
- */
-export function ipKeyGenerator(ip: string, ipv6Subnet: number | false = 56): string {
-  return grouped(ip, checkedSubnet(ipv6Subnet)) || ip;
-}
-
-function checkedSubnet(bits: unknown): number | false {
-  if (bits === false || (Number.isInteger(bits) && (bits as number) >= 1 && (bits as number) <= 128))
-    return bits as number | false;
-  throw configError('ipv6Subnet', 'must be an integer from 1 to 128, or false', bits);
-}
-
-function grouped(ip: string | undefined, bits: number | false): Identity {
-  if (bits !== false) return addressIdentity(ip, { ipv6Prefix: bits });
-  // Each IPv6 address alone, but an IPv4 client seen through a dual-stack socket still as IPv4.
-  const address = addressIdentity(ip, { ipv6Prefix: 128 });
-  return address?.endsWith('/128') ? ip : address;
 }
 
 /** A number option that may be a function of the request, checked once when static. */

@@ -80,17 +80,20 @@ export interface ExpressRateLimitCompatOptions {
 }
 
 /** The keys only express-rate-limit has: any of them reads the options with its meaning. */
-export type ExpressRateLimitKey =
-  | 'windowMs'
-  | 'limit'
-  | 'max'
-  | 'standardHeaders'
-  | 'keyGenerator'
-  | 'ipv6Subnet'
-  | 'requestPropertyName'
-  | 'passOnStoreError'
-  | 'retryAfter'
-  | 'validate';
+export const EXPRESS_RATE_LIMIT_KEYS = [
+  'windowMs',
+  'limit',
+  'max',
+  'standardHeaders',
+  'keyGenerator',
+  'ipv6Subnet',
+  'requestPropertyName',
+  'passOnStoreError',
+  'retryAfter',
+  'validate',
+] as const;
+
+type ExpressRateLimitKey = (typeof EXPRESS_RATE_LIMIT_KEYS)[number];
 
 /**
  * None of those keys: Tollgate's own options say so, so that TypeScript types a call with one of them (and its

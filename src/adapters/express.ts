@@ -8,9 +8,9 @@ import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
 import { proxyWarning } from './express-proxy-warning.js';
 import { expressRateLimit } from './express-rate-limit.js';
-import { expressRateLimitKey } from './express-rate-limit-options.js';
+import { expressRateLimitKey } from './express-rate-limit-keys.js';
 
-export { ipKeyGenerator } from './express-rate-limit-options.js';
+export { ipKeyGenerator } from './express-rate-limit-address.js';
 
 import type {
   ExpressRateLimitCompatOptions,
