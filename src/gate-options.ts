@@ -98,6 +98,25 @@ export const LIMITER_OPTIONS = [
   'blockMs',
 ] as const;
 
+/**
+ * A route's options over its app's (a Fastify route config, a NestJS @RateLimit). Without limiter options of its
+ * own the route spends from the app's limiter; with them it gets its own limiter (and buckets), still on the app's
+ * store and fail mode.
+ */
+export function overApp<Options extends GateOptions<never, never>>(
+  app: Options,
+  route: Options,
+  shared: Limiter,
+): Options {
+  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
+    app;
+  // A route that sets none of the limiter's options (nor a limiter) shares the app's buckets.
+  if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
+    return { ...perRequest, ...route, limiter: shared };
+  if (route.limiter !== undefined) return { ...perRequest, ...route };
+  return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
+}
+
 export function resolveLimiter<Req, Res>(options: GateOptions<Req, Res>): Limiter {
   if (options.limiter !== undefined) {
     for (const conflicting of LIMITER_OPTIONS) {

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
 import { configError } from '../errors.js';
-import { type GateOptions, LIMITER_OPTIONS } from '../gate-options.js';
+import { type GateOptions, overApp } from '../gate-options.js';
 import type { Limiter } from '../limiter.js';
 import { oneOf } from '../validate.js';
 
@@ -68,7 +68,7 @@ export function routePlan(
   const { hook, ...route } = config as FastifyRateLimitOptions;
   if ('global' in route)
     throw configError('global', 'is an option of the plugin, not of a route: use `config.rateLimit: false`');
-  return { stage: stageOf(hook, plugin.stage), limit: overPlugin(plugin.limit, route, shared) };
+  return { stage: stageOf(hook, plugin.stage), limit: overApp(plugin.limit, route, shared) };
 }
 
 /** The options of a `fastify.rateLimit()` hook over the plugin's; where it runs is where it is placed. */
@@ -85,27 +85,9 @@ export function decoratorPlan(
         option,
         'is not an option of fastify.rateLimit(): the route places the hook it returns',
       );
-  return overPlugin(plugin.limit, options, shared);
+  return overApp(plugin.limit, options, shared);
 }
 
 function stageOf(hook: unknown, fallback: FastifyLimitStage): FastifyLimitStage {
   return hook === undefined ? fallback : oneOf('hook', hook, ['onRequest', 'preHandler'] as const);
-}
-
-/**
- * A route's options over the plugin's. Without limiter options of its own the route spends from the plugin's
- * limiter; with them it gets its own limiter (and buckets), still on the plugin's store and fail mode.
- */
-function overPlugin(
-  plugin: FastifyRateLimitHookOptions,
-  route: FastifyRateLimitHookOptions,
-  shared: Limiter,
-): FastifyRateLimitHookOptions {
-  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
-    plugin;
-  // A route that sets none of the limiter's options (nor a limiter) shares the plugin's buckets.
-  if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
-    return { ...perRequest, ...route, limiter: shared };
-  if (route.limiter !== undefined) return { ...perRequest, ...route };
-  return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
 }

@@ -3,12 +3,12 @@ import type { OnModuleInit } from '@nestjs/common';
 import { type DiscoveryService, MetadataScanner, type Reflector } from '@nestjs/core';
 import { TollgateError } from '../errors.js';
 import { createGate, type Gate } from '../gate.js';
+import { overApp } from '../gate-options.js';
 import {
   type HttpRequest,
   type NestRateLimitOptions,
   type RouteTargets,
   routeLimit,
-  routeOptions,
 } from './nestjs-options.js';
 
 export type NestGate = Gate<HttpRequest, unknown>;
@@ -35,7 +35,7 @@ export class RateLimitGates implements OnModuleInit {
     if (limit === false) return undefined;
     let routeGate = this.#routes.get(limit);
     if (routeGate === undefined) {
-      routeGate = gate(routeOptions(this.#options, limit, this.#module.limiter), '@RateLimit');
+      routeGate = gate(overApp(this.#options, limit, this.#module.limiter), '@RateLimit');
       this.#routes.set(limit, routeGate);
     }
     return routeGate;

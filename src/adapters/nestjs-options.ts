@@ -3,8 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type CustomDecorator, SetMetadata } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import { configError } from '../errors.js';
-import { type GateOptions, LIMITER_OPTIONS } from '../gate-options.js';
-import type { Limiter } from '../limiter.js';
+import type { GateOptions } from '../gate-options.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 
 /** What the guard reads of the platform's request; Express's `Request` and Fastify's `FastifyRequest` both fit. */
@@ -69,21 +68,4 @@ export function routeLimit(reflector: Reflector, targets: RouteTargets): RouteLi
   if (typeof limit !== 'object' || limit === null)
     throw configError('@RateLimit', 'must be given an options object', limit);
   return limit as NestRateLimitOptions<unknown>;
-}
-
-/**
- * A route's options over the module's. Without limiter options of its own the route spends from the module's
- * limiter; with them it gets its own limiter (and buckets), still on the module's store and fail mode.
- */
-export function routeOptions(
-  module: NestRateLimitOptions<unknown>,
-  route: NestRateLimitOptions<unknown>,
-  shared: Limiter,
-): NestRateLimitOptions<unknown> {
-  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
-    module;
-  if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
-    return { ...perRequest, ...route, limiter: shared };
-  if (route.limiter !== undefined) return { ...perRequest, ...route };
-  return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
 }
