@@ -54,9 +54,8 @@ export function expressRateLimitStyle(
   refuseForeignKeys(options, trigger);
   const windowMs = parseDuration('windowMs', options.windowMs ?? 60_000);
   const limitOption = options.limit === undefined && options.max !== undefined ? 'max' : 'limit';
-  const limit = perRequest(limitOption, options.limit ?? options.max ?? 5, (value) =>
-    nonNegativeInteger(limitOption, value),
-  );
+  const given = options.limit ?? options.max ?? 5;
+  const limit = perRequest(limitOption, given, (value) => nonNegativeInteger(limitOption, value));
   const statusCode = positiveInteger('statusCode', options.statusCode ?? 429);
   if (statusCode < 400 || statusCode > 599)
     throw configError('statusCode', 'must be an HTTP error status (400-599)', statusCode);
@@ -82,7 +81,7 @@ export function expressRateLimitStyle(
   const resolved: ExpressRateLimitResolvedOptions = {
     ...options,
     windowMs,
-    limit: options.limit ?? options.max ?? 5,
+    limit: given,
     message,
     statusCode,
     legacyHeaders,
@@ -123,13 +122,17 @@ function gateOptions(
   // A limit the counter never reaches: denials are counted too, and the middleware compares with the real limit.
   const counter = fixedWindow({ limit: Math.floor((MAX_SPAN - 1) / windowMs), windowMs, name: 'hits' });
   const { skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful, logger, scope } = options;
+  const store = counterStore(options.store, scope);
+  const limiter = createLimiter({
+    policy: counter,
+    store,
+    failOpen: passOnStoreError,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  // Claimed once the limiter exists: a limiter refused for another reason leaves the store free.
+  if (options.store !== undefined && scope === undefined) unscoped.add(store);
   return {
-    limiter: createLimiter({
-      policy: counter,
-      store: counterStore(options.store, scope),
-      failOpen: passOnStoreError,
-      ...(scope === undefined ? {} : { scope }),
-    }),
+    limiter,
     // Express sets req.res; express-rate-limit's callbacks take the response beside the request.
     identifier:
       keyGenerator === undefined
@@ -153,14 +156,11 @@ function counterStore(store: unknown, scope: string | undefined): Store {
       'store',
       "is an express-rate-limit store (increment/decrement), and Tollgate counts in its own: use new MemoryStore() from 'tollgate', or new RedisStore({ client }) from 'tollgate/redis' with the Redis client that store was given",
     );
-  if (scope === undefined && typeof store === 'object' && store !== null) {
-    if (unscoped.has(store as Store))
-      throw configError(
-        'scope',
-        'is needed: another limiter in this style counts in this store without one, so the two would share their counts (give each limiter its own `scope`)',
-      );
-    unscoped.add(store as Store);
-  }
+  if (scope === undefined && unscoped.has(store as Store))
+    throw configError(
+      'scope',
+      'is needed: another limiter in this style counts in this store without one, so the two would share their counts (give each limiter its own `scope`)',
+    );
   return store as Store;
 }
 

@@ -50,9 +50,11 @@ export function expressRateLimit(
     try {
       const limit = perRequestLimit(await style.limit(req, res));
       const name = style.name === undefined ? undefined : await style.name(req, res, limit);
-      decision = verdict(counted, policyOf(limit, name));
+      // The window's hits so far: this one, and denied ones too.
+      const used = counted.limit - counted.remaining;
+      decision = verdict(counted, used, policyOf(limit, name));
       const key = outcome.info?.key ?? '';
-      (req as unknown as Record<string, unknown>)[style.property] = figures(decision, counted, key);
+      (req as unknown as Record<string, unknown>)[style.property] = figures(decision, used, key);
       if (style.headers !== undefined && !res.headersSent) {
         const headers = style.headers(decision, key);
         if (!decision.allowed && style.retryAfter !== undefined)
@@ -76,9 +78,8 @@ export function expressRateLimit(
   });
 }
 
-/** express-rate-limit's decision: the hits so far in the window (this one and denied ones included) over `policy`. */
-function verdict(counted: Decision, policy: AnyPolicy): Decision {
-  const used = counted.limit - counted.remaining;
+/** express-rate-limit's decision: `used` hits so far in the counted window, over `policy`. */
+function verdict(counted: Decision, used: number, policy: AnyPolicy): Decision {
   const allowed = used <= policy.limit;
   const remaining = Math.max(policy.limit - used, 0);
   const { resetMs, nowMs } = counted;
@@ -92,8 +93,7 @@ function verdict(counted: Decision, policy: AnyPolicy): Decision {
  * `req.rateLimit` as express-rate-limit sets it: `used` counts denied hits too (so it passes `limit`), and
  * `current` (its older name) and Tollgate's `decision` are there but not enumerated, so the object serialises alike.
  */
-function figures(decision: Decision, counted: Decision, key: string): RateLimitInfo {
-  const used = counted.limit - counted.remaining;
+function figures(decision: Decision, used: number, key: string): RateLimitInfo {
   const { limit, remaining } = decision;
   const info = { limit, used, remaining, resetTime: new Date(decision.nowMs + decision.resetMs), key };
   Object.defineProperties(info, { current: { value: used }, decision: { value: decision } });

@@ -142,6 +142,10 @@ describe("express-rate-limit's style: which keys switch to it", () => {
     rateLimit({ windowMs: 1000, limit: 1, store: shared });
     refuses({ windowMs: 1000, limit: 2, store: shared }, 'scope', /give each limiter its own `scope`/);
     rateLimit({ windowMs: 1000, limit: 2, store: shared, scope: 'login' });
+    // A limiter the store itself refuses (a window past its retention cap) leaves it free for the next.
+    const capped = new MemoryStore({ autoCleanup: false, inactiveAfterMs: '1m' });
+    assert.throws(() => rateLimit({ windowMs: 120_000, store: capped }), { code: 'ERR_TOLLGATE_CONFIG' });
+    rateLimit({ windowMs: 30_000, store: capped });
   });
 });
 
