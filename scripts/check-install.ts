@@ -14,6 +14,15 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 };
 /** Packages only the demo, the benchmark or the tests use: an install of the library must not bring them. */
 const DEMO_ONLY = ['uplot', 'express', 'pino', 'fastify', 'hono', 'koa', 'ioredis', 'redis', 'prom-client'];
+/**
+ * Subpaths built on classes of their framework (Hono's HTTPException, Nest's HttpException and decorators): they load
+ * once the app has that framework, which the check installs after the bare-install imports. Every other subpath
+ * must load with nothing beside tollgate.
+ */
+const LOADS_WITH: Readonly<Record<string, readonly string[]>> = {
+  './hono': ['hono'],
+  './nestjs': ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'],
+};
 /** Files a user needs from the tarball, and what must never be in it. */
 const MUST_SHIP = ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'simulator/index.html'];
 const MUST_NOT_SHIP = [/\.map$/, /^docs\//, /\.png$/, /^demo\//, /^test\//, /^bench\//, /^src\//];
@@ -159,6 +168,12 @@ process.stdout.write(JSON.stringify(answers));
 `;
 }
 
+function importable(project: string, subpath: string): void {
+  const specifier = `${manifest.name}${subpath.slice(1)}`;
+  const loaded = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
+  check(loaded.status === 0, `import('${specifier}') loads`, loaded.output.trim());
+}
+
 /** require() of an ES module works unflagged from Node 20.19 on. */
 function requiresEsm(version: string): boolean {
   const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
@@ -178,10 +193,17 @@ async function main(): Promise<void> {
     writeFileSync(join(project, 'package.json'), '{ "name": "app", "private": true, "type": "module" }\n');
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], project);
 
-    for (const subpath of Object.keys(manifest.exports).filter((key) => key !== './package.json')) {
+    const subpaths = Object.keys(manifest.exports).filter((key) => key !== './package.json');
+    for (const subpath of subpaths.filter((key) => LOADS_WITH[key] === undefined))
+      importable(project, subpath);
+    for (const [subpath, peers] of Object.entries(LOADS_WITH)) {
       const specifier = `${manifest.name}${subpath.slice(1)}`;
-      const loaded = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
-      check(loaded.status === 0, `import('${specifier}') loads`, loaded.output.trim());
+      const bare = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
+      check(
+        bare.status !== 0 && bare.output.includes(`'${peers[0]}'`),
+        `import('${specifier}') without ${peers[0]} names the missing package`,
+        bare.output.trim(),
+      );
     }
     if (requiresEsm(process.version)) {
       const required = node(project, ['-e', `require('${manifest.name}').createLimiter`]);
@@ -236,6 +258,13 @@ async function main(): Promise<void> {
       'an express-rate-limit app, its import aside, runs on tollgate/express and answers as express-rate-limit does',
       `express-rate-limit: ${theirs.output.trim()}\ntollgate/express: ${ours.output.trim()}`,
     );
+
+    run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...Object.values(LOADS_WITH).flat()],
+      project,
+    );
+    for (const subpath of Object.keys(LOADS_WITH)) importable(project, subpath);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -88,7 +88,7 @@ export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res>
 }
 
 /** The options that build a limiter: given a ready `limiter`, none of them may be. */
-export const LIMITER_OPTIONS = [
+const LIMITER_OPTIONS = [
   'policy',
   'requestsPerMinute',
   'capacity',

@@ -32,7 +32,7 @@ export {
   tokenBucket,
   type WindowOptions,
 } from './policies/index.js';
-export { type RateLimitInfo, rateLimitInfo } from './rate-limit-info.js';
+export type { RateLimitInfo } from './rate-limit-info.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
 export type { Store } from './stores/store.js';
 export type { Tiers } from './tiers.js';

@@ -44,10 +44,11 @@ const EXPECTED: Record<string, readonly string[]> = {
   ],
   './store': ['bucketKey', 'degradedResponse', 'evaluatePolicies', 'isStore', 'memberOf', 'parseBucketKey'],
   './express': ['ipKeyGenerator', 'rateLimit'],
-  './fastify': ['rateLimit'],
+  './fastify': ['RateLimitError', 'rateLimit'],
   './hono': ['rateLimit'],
   './koa': ['rateLimit'],
   './node': ['rateLimit', 'withRateLimit'],
+  './nestjs': ['RateLimit', 'RateLimitException', 'RateLimitGuard', 'SkipRateLimit', 'TollgateModule'],
   './redis': ['RedisStore'],
   './admin': [
     'MAX_LISTED_IDENTIFIERS',
@@ -73,7 +74,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   ],
 };
 
-const OPTIONAL_FRAMEWORKS = /^(fastify|fastify-plugin|hono|@hono\/|koa)(\/|$)/;
+const OPTIONAL_FRAMEWORKS = /^(fastify|fastify-plugin|hono|@hono\/|koa|@nestjs\/[^/]+)(\/|$)/;
 
 /** The bare specifiers a built module reaches, statically or through import(), across its relative imports. */
 function reachableBareImports(entry: string): { static: Set<string>; dynamic: Set<string> } {
@@ -121,7 +122,7 @@ describe('import smoke test on dist/', () => {
   });
 
   for (const subpath of ['.', './express']) {
-    it(`${subpath} never loads Fastify, Hono or Koa`, () => {
+    it(`${subpath} never loads Fastify, Hono, Koa or NestJS`, () => {
       const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
       const { static: statically, dynamic } = reachableBareImports(file);
       const frameworks = [...statically, ...dynamic].filter((specifier) =>
