@@ -178,7 +178,7 @@ function byAddressIdentity<Req>(
 }
 
 /** A failing observer must not fail the request it observes. */
-function notify<Req>(
+export function notify<Req>(
   onDecision: (event: DecisionEvent, req: Req) => void,
   event: DecisionEvent,
   req: Req,

@@ -17,6 +17,7 @@ const SHARED = [
   'store',
   'logger',
   'scope',
+  'onDecision',
 ];
 const SLOW_DOWN = "is express-slow-down's: Tollgate answers or rejects, it does not slow responses down";
 /** Its keys (and its companions') that Tollgate cannot honour, and what to do instead. */
@@ -44,7 +45,6 @@ const TOLLGATE_ONLY = [
   'shadow',
   'blockMs',
   'tiers',
-  'onDecision',
   'legacyReset',
 ];
 

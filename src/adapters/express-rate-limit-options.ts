@@ -40,6 +40,7 @@ export interface ExpressRateLimitStyle {
   readonly handler: NonNullable<ExpressRateLimitCompatOptions['handler']>;
   readonly options: ExpressRateLimitResolvedOptions;
   readonly warnBehindProxy: boolean;
+  readonly onDecision: ExpressRateLimitCompatOptions['onDecision'];
 }
 
 const DEFAULT_MESSAGE = 'Too many requests, please try again later.';
@@ -103,6 +104,7 @@ export function expressRateLimitStyle(
     handler,
     options: resolved,
     warnBehindProxy: forwardedForChecked(options.validate),
+    onDecision: optionalFunction('onDecision', options.onDecision),
   };
 }
 

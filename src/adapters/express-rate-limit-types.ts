@@ -1,5 +1,6 @@
 // express-rate-limit 8's options as Tollgate's Express middleware takes them, and what its `handler` is given.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { DecisionEvent } from '../gate-options.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../stores/store.js';
 
@@ -77,6 +78,8 @@ export interface ExpressRateLimitCompatOptions {
   readonly logger?: Logger;
   /** Tollgate's bucket namespace: needed when several such limiters share one `store`. */
   readonly scope?: string;
+  /** Tollgate's observer (`tollgate/metrics`, `tollgate/otel`), told each decision as this style made it. */
+  readonly onDecision?: (event: DecisionEvent, req: Request) => void;
 }
 
 /** The keys only express-rate-limit has: any of them reads the options with its meaning. */

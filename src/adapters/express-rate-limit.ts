@@ -2,7 +2,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
-import { createGate } from '../gate.js';
+import { createGate, notify } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import { fixedWindow } from '../policies/fixed-window.js';
 import type { AnyPolicy } from '../policies/policy.js';
@@ -31,6 +31,7 @@ export function expressRateLimit(
 
   const middleware: RequestHandler = async (req, res, next) => {
     warn?.(req);
+    const started = style.onDecision === undefined ? 0 : performance.now();
     const outcome = await gate.check(req);
     // What failed (a keyGenerator, skip) goes to Express's error handling, as express-rate-limit hands it on.
     if (outcome.action === 'fail') return next(outcome.error);
@@ -53,6 +54,15 @@ export function expressRateLimit(
       // The window's hits so far: this one, and denied ones too.
       const used = counted.limit - counted.remaining;
       decision = verdict(counted, used, policyOf(limit, name));
+      if (style.onDecision !== undefined) {
+        const event = {
+          scope: limiter.scope,
+          decision,
+          latencyMs: performance.now() - started,
+          shadow: false,
+        };
+        notify(style.onDecision, event, req, gate.logger);
+      }
       const key = outcome.info?.key ?? '';
       (req as unknown as Record<string, unknown>)[style.property] = figures(decision, used, key);
       if (style.headers !== undefined && !res.headersSent) {

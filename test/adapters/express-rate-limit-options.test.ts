@@ -89,6 +89,7 @@ describe("express-rate-limit's style: which keys switch to it", () => {
     refuses({ limit: 5, requestsPerMinute: 5 }, 'requestsPerMinute', /`limit` is express-rate-limit's/);
     refuses({ limit: 5, headers: false }, 'headers', /`legacyHeaders`.*`standardHeaders`/);
     refuses({ limit: 5, failOpen: true }, 'failOpen', /`passOnStoreError`/);
+    refuses({ limit: 5, onDecision: 'metrics' }, 'onDecision', /must be a function/);
   });
 
   it('refuses what it cannot honour, with what to use instead', () => {
@@ -208,6 +209,45 @@ describe("express-rate-limit's style: beyond the differential test", () => {
       await limiter.resetKey('alice');
       assert.equal(await limiter.getKey('alice'), undefined);
       assert.equal((await app.get()).status, 200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("onDecision (tollgate/metrics, tollgate/otel) hears each decision as express-rate-limit's style made it", async () => {
+    const events: { allowed: boolean; limit: number; remaining: number; scope: string; shadow: boolean }[] =
+      [];
+    const logger = quiet();
+    let throwOnce = true;
+    const app = await serve(
+      rateLimit({
+        limit: 1,
+        scope: 'login',
+        store: store(),
+        keyGenerator: () => 'alice',
+        logger,
+        onDecision: ({ decision, scope, shadow }) => {
+          events.push({
+            allowed: decision.allowed,
+            limit: decision.limit,
+            remaining: decision.remaining,
+            scope,
+            shadow,
+          });
+          if (throwOnce) {
+            throwOnce = false;
+            throw new Error('observer failed');
+          }
+        },
+      }),
+    );
+    try {
+      assert.deepEqual([(await app.get()).status, (await app.get()).status], [200, 429]);
+      assert.deepEqual(events, [
+        { allowed: true, limit: 1, remaining: 0, scope: 'login', shadow: false },
+        { allowed: false, limit: 1, remaining: 0, scope: 'login', shadow: false },
+      ]);
+      assert.equal(logger.error.mock.callCount(), 1);
     } finally {
       await app.close();
     }
