@@ -3,7 +3,7 @@ import type { AnyPolicy, PolicyResult, Transition } from './policy.js';
 
 /**
  * - `'consume'` spends `cost` units if every policy allows it; `'peek'` answers the same and writes nothing.
- * - `'refund'` gives `cost` units back to every policy, and frees `lease`'s concurrency slot.
+ * - `'refund'` gives back `cost` units spent at `spentAtMs` to every policy, and frees `lease`'s concurrency slot.
  * - `'block'` locks the identifier out for `cost` ms (a limiter with a lockout only).
  */
 export type StoreAction = 'consume' | 'peek' | 'refund' | 'block';
@@ -20,6 +20,11 @@ export interface Operation {
    * a waiting caller keeps its place in line. 0 or absent: now or not at all.
    */
   readonly maxDelayMs?: number;
+  /**
+   * `refund` only: when the units given back were spent, on the store's clock (the consuming decision's `nowMs`),
+   * so that each policy gives them back only where they still count. Absent: now.
+   */
+  readonly spentAtMs?: number;
 }
 
 export interface Evaluation {
@@ -152,7 +157,7 @@ function change(
   policies: readonly AnyPolicy[],
   states: readonly unknown[],
   nowMs: number,
-  { action, cost }: Operation,
+  { action, cost, spentAtMs = nowMs }: Operation,
   lease: string,
 ): Evaluation {
   const results: PolicyResult[] = [];
@@ -162,7 +167,7 @@ function change(
     results.push(policy.evaluate(states[i], nowMs, 0).result);
     const write =
       action === 'refund'
-        ? policy.refund(states[i], nowMs, cost, lease)
+        ? policy.refund(states[i], nowMs, cost, lease, spentAtMs)
         : policy.block?.(states[i], nowMs, cost);
     writes.push(write ?? NOTHING);
   }

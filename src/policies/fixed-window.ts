@@ -21,7 +21,7 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
     reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
-    refund: (state, nowMs, cost) => refund(windowMs, state, nowMs, cost),
+    refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state, nowMs, cost, spentAtMs),
     scale: (share) => fixedWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -66,17 +66,24 @@ function transition(
   };
 }
 
-/** Takes units back off the current window's count, never below zero; a window that has ended keeps its count. */
+/**
+ * Takes units back off the count of the window they were spent in, never below zero, while it is the stored window
+ * and lasts: a window opened since (by a later request) never held them, and one that has ended is at rest anyway.
+ * Units spent at a clock behind the stored window's start could be either, so they stay counted.
+ */
 function refund(
   windowMs: number,
   state: FixedWindowState | undefined,
   nowMs: number,
   cost: number,
+  spentAtMs: number,
 ): Write<FixedWindowState> | undefined {
   if (state === undefined) return undefined;
   const [start, count] = state;
-  if (Math.max(nowMs, start) >= start + windowMs || count === 0 || cost === 0) return undefined;
-  return { next: [start, Math.max(0, count - cost)], ttlMs: start + windowMs - nowMs };
+  const end = start + windowMs;
+  if (spentAtMs < start || spentAtMs >= end || Math.max(nowMs, start) >= end || count === 0 || cost === 0)
+    return undefined;
+  return { next: [start, Math.max(0, count - cost)], ttlMs: end - nowMs };
 }
 
 /** The Lua twin; state is the string "start:count". */
@@ -106,11 +113,14 @@ policies['fixed-window'] = {
     if cost <= limit then retry = window_end end
     return 0, limit - count, reset, retry, nil, 0
   end,
-  refund = function(st, now_ms, cost, limit, window)
+  refund = function(st, now_ms, cost, limit, window, lease, spent_at)
     if not st then return nil end
     local start, count = st[1], st[2]
-    if math.max(now_ms, start) >= start + window or count == 0 or cost == 0 then return nil end
-    return { start, math.max(0, count - cost) }, start + window - now_ms
+    local stop = start + window
+    if spent_at < start or spent_at >= stop or math.max(now_ms, start) >= stop or count == 0 or cost == 0 then
+      return nil
+    end
+    return { start, math.max(0, count - cost) }, stop - now_ms
   end,
 }
 `;

@@ -62,10 +62,17 @@ export interface Policy<S = unknown> {
   /** `lease` names the holder of a concurrency slot taken by this request ('' or absent: none). */
   evaluate(state: S | undefined, nowMs: number, cost: number, lease?: string): Transition<S>;
   /**
-   * Gives back `cost` units spent earlier (and frees `lease`'s concurrency slot): never past a full quota, and never
-   * into a window that has since rolled over. `undefined` when that changes nothing.
+   * Gives back `cost` units spent at `spentAtMs` (and frees `lease`'s concurrency slot): only to the window that
+   * counted them, and never past a full quota, so a late refund hands back nothing a later window or the refill has
+   * given already. `undefined` when that changes nothing.
    */
-  refund(state: S | undefined, nowMs: number, cost: number, lease: string): Write<S> | undefined;
+  refund(
+    state: S | undefined,
+    nowMs: number,
+    cost: number,
+    lease: string,
+    spentAtMs: number,
+  ): Write<S> | undefined;
   /** Only a lockout has one: the state that denies everything for `ms` from now (never shortening a longer one). */
   block?(state: S | undefined, nowMs: number, ms: number): Write<S> | undefined;
   /** Only a lockout has one: its transition when the other policies denied a request (it starts its block). */

@@ -25,7 +25,7 @@ export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWind
     reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
-    refund: (state, nowMs, cost) => refund(windowMs, state, nowMs, cost),
+    refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state, nowMs, cost, spentAtMs),
     scale: (share) => slidingWindowCounter({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -87,21 +87,30 @@ function transition(
 }
 
 /**
- * Takes units back off the current window's count, never below zero. Once that window has rolled over its count is
- * the weighted previous one, which a refund leaves alone.
+ * Takes units back off the count of the window they were spent in, never below zero: the current window's, or the
+ * previous one's, which still weighs (as a request now reads the state: an ended window has become the previous
+ * one). Units from before those weigh nothing any more, and are not handed back to a window that never held them.
  */
 function refund(
   window: number,
   state: SlidingWindowCounterState | undefined,
   nowMs: number,
   cost: number,
+  spentAtMs: number,
 ): Write<SlidingWindowCounterState> | undefined {
   if (state === undefined) return undefined;
-  const [start, previous, current] = state;
-  if (Math.max(nowMs, start) >= start + window || current === 0 || cost === 0) return undefined;
-  const left = Math.max(0, current - cost);
-  const restsIn = left > 0 ? start + 2 * window - nowMs : previous > 0 ? start + window - nowMs : 0;
-  return { next: [start, previous, left], ttlMs: restsIn };
+  let [start, previous, current] = state;
+  const now = Math.max(nowMs, start);
+  if (now >= start + 2 * window) return undefined;
+  if (now >= start + window) [start, previous, current] = [start + window, current, 0];
+  const inCurrent = spentAtMs >= start;
+  const held = inCurrent ? current : previous;
+  if (spentAtMs < start - window || spentAtMs >= start + window || held === 0 || cost === 0) return undefined;
+  const left = Math.max(0, held - cost);
+  if (inCurrent) current = left;
+  else previous = left;
+  const restsIn = current > 0 ? start + 2 * window - nowMs : previous > 0 ? start + window - nowMs : 0;
+  return { next: [start, previous, current], ttlMs: restsIn };
 }
 
 /** The Lua twin; state is the string "start:previous:current". */
@@ -149,14 +158,21 @@ policies['sliding-window-counter'] = {
     end
     return 0, math.max(0, floor_div(limit * window - previous * weight, window) - current), reset, retry, nil, 0
   end,
-  refund = function(st, now_ms, cost, limit, window)
+  refund = function(st, now_ms, cost, limit, window, lease, spent_at)
     if not st then return nil end
     local start, previous, current = st[1], st[2], st[3]
-    if math.max(now_ms, start) >= start + window or current == 0 or cost == 0 then return nil end
-    local left = math.max(0, current - cost)
+    local now = math.max(now_ms, start)
+    if now >= start + 2 * window then return nil end
+    if now >= start + window then start, previous, current = start + window, current, 0 end
+    local in_current = spent_at >= start
+    local held = previous
+    if in_current then held = current end
+    if spent_at < start - window or spent_at >= start + window or held == 0 or cost == 0 then return nil end
+    local left = math.max(0, held - cost)
+    if in_current then current = left else previous = left end
     local rest = 0
-    if left > 0 then rest = start + 2 * window - now_ms elseif previous > 0 then rest = start + window - now_ms end
-    return { start, previous, left }, rest
+    if current > 0 then rest = start + 2 * window - now_ms elseif previous > 0 then rest = start + window - now_ms end
+    return { start, previous, current }, rest
   end,
 }
 `;

@@ -31,7 +31,7 @@ export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState
     reservable: false,
     args: [limit, windowMs],
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
-    refund: (state, nowMs, cost) => refund(windowMs, state ?? [], nowMs, cost),
+    refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state ?? [], nowMs, cost, spentAtMs),
     scale: (share) => slidingWindow({ ...options, limit: scaledQuota(limit, share) }),
   };
 }
@@ -74,20 +74,27 @@ function transition(
   };
 }
 
-/** Drops the newest entries still in the window, one per refunded unit; expired entries are gone already. */
+/**
+ * Drops one entry per refunded unit: the newest still in the window stamped no later than when the units were spent,
+ * so their own (unless the clock went back, when older ones go). Never a later request's: it would leave the window
+ * after them, so dropping it would free room the refunded units never held. Expired entries are gone already.
+ */
 function refund(
   windowMs: number,
   log: SlidingWindowState,
   nowMs: number,
   cost: number,
+  spentAtMs: number,
 ): Write<SlidingWindowState> | undefined {
   // An empty log has nothing to give back: it ends with nothing to pop.
   const now = Math.max(nowMs, log.at(-1) ?? nowMs);
   let drop = 0;
   while ((log[drop] ?? Number.POSITIVE_INFINITY) <= now - windowMs) drop++;
-  const pop = Math.min(cost, log.length - drop);
+  let end = log.length;
+  while (end > drop && (log[end - 1] as number) > spentAtMs) end--;
+  const pop = Math.min(cost, end - drop);
   if (pop === 0) return undefined;
-  const next = log.slice(drop, log.length - pop);
+  const next = [...log.slice(drop, end - pop), ...log.slice(end)];
   const last = next.at(-1);
   return { next, ttlMs: last === undefined ? 0 : last + windowMs - nowMs };
 }
@@ -105,7 +112,12 @@ policies['sliding-window'] = {
   end,
   save = function(key, st, ttl)
     if st.drop > 0 then redis.call('LTRIM', key, st.drop, -1) end
-    if st.pop > 0 then redis.call('RPOP', key, st.pop) end
+    if st.pop > 0 and st.keep == 0 then redis.call('RPOP', key, st.pop) end
+    if st.pop > 0 and st.keep > 0 then
+      -- A run before the newest entries: marked, then removed (entries are numbers, so only the marks match '').
+      for i = st.keep + 1, st.keep + st.pop do redis.call('LSET', key, -i, '') end
+      redis.call('LREM', key, st.pop, '')
+    end
     local at, left = string.format('%.0f', st.at), st.push
     while left > 0 do
       local batch = {}
@@ -126,24 +138,26 @@ policies['sliding-window'] = {
     if used + cost <= limit then
       local reset = 0
       if cost > 0 then reset = now + window - now_ms elseif used > 0 then reset = log[n] + window - now_ms end
-      return 1, limit - used - cost, reset, 0, { drop = drop, pop = 0, push = cost, at = now }, reset
+      return 1, limit - used - cost, reset, 0, { drop = drop, pop = 0, keep = 0, push = cost, at = now }, reset
     end
     local reset, retry = 0, -1
     if used > 0 then reset = log[n] + window - now_ms end
     if cost <= limit then retry = log[drop + used + cost - limit] + window - now_ms end
     return 0, limit - used, reset, retry, nil, 0
   end,
-  refund = function(log, now_ms, cost, limit, window)
+  refund = function(log, now_ms, cost, limit, window, lease, spent_at)
     if not log then return nil end
     local n = #log
     local now = math.max(now_ms, log[n])
     local drop = 0
     while drop < n and log[drop + 1] <= now - window do drop = drop + 1 end
-    local pop = math.min(cost, n - drop)
+    local stop = n
+    while stop > drop and log[stop] > spent_at do stop = stop - 1 end
+    local pop = math.min(cost, stop - drop)
     if pop == 0 then return nil end
     local rest = 0
-    if n - drop - pop > 0 then rest = log[n - pop] + window - now_ms end
-    return { drop = drop, pop = pop, push = 0, at = now }, rest
+    if stop < n then rest = log[n] + window - now_ms elseif n - drop - pop > 0 then rest = log[n - pop] + window - now_ms end
+    return { drop = drop, pop = pop, keep = n - stop, push = 0, at = now }, rest
   end,
 }
 `;

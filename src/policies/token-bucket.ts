@@ -88,7 +88,7 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     reservable: true,
     args: [capacity, interval],
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
-    refund: (tat, nowMs, cost) => refund(interval, tat, nowMs, cost),
+    refund: (tat, nowMs, cost, _lease, spentAtMs) => refund(interval, tat, nowMs, cost, spentAtMs),
     scale: (share) =>
       tokenBucket({ name, capacity: scaledQuota(capacity, share), refillPerSecond: perSecond * share }),
   };
@@ -135,17 +135,24 @@ function transition(
   };
 }
 
-/** Moves `tat` back by the refunded tokens, never before now: a bucket holds at most its capacity. */
+/**
+ * Moves `tat` back by what the refunded tokens still hold back, never before now (a bucket holds at most its
+ * capacity). Tokens spent `elapsed` ago have refilled for that long at most (all of it when the bucket was full as
+ * they were spent; a busy bucket refills them later), so `cost x interval - elapsed` of them is surely still owed,
+ * and a late refund never hands back tokens the refill has given already. A bucket that never refills owes them all.
+ */
 function refund(
   interval: number,
   tat: number | undefined,
   nowMs: number,
   cost: number,
+  spentAtMs: number,
 ): Write<number> | undefined {
   const refills = interval > 0;
   const now = refills ? nowMs * 1000 : 0;
-  if (tat === undefined || tat <= now || cost === 0) return undefined;
-  const next = Math.max(now, tat - cost * (refills ? interval : 1));
+  const owed = refills ? cost * interval - Math.max(0, now - spentAtMs * 1000) : cost;
+  if (tat === undefined || tat <= now || owed <= 0) return undefined;
+  const next = Math.max(now, tat - owed);
   return { next, ttlMs: refills ? ceilDiv(next - now, 1000) : -1 };
 }
 
@@ -178,12 +185,12 @@ policies['token-bucket'] = {
     if refills and cost <= capacity then retry = ceil_div(next - tau - now, 1000) end
     return 0, math.max(0, floor_div(tau - (base - now), step)), reset, retry, nil, 0
   end,
-  refund = function(tat, now_ms, cost, capacity, interval)
+  refund = function(tat, now_ms, cost, capacity, interval, lease, spent_at)
     local refills = interval > 0
-    local now, step = 0, 1
-    if refills then now, step = now_ms * 1000, interval end
-    if not tat or tat <= now or cost == 0 then return nil end
-    local next = math.max(now, tat - cost * step)
+    local now, owed = 0, cost
+    if refills then now, owed = now_ms * 1000, cost * interval - math.max(0, now_ms * 1000 - spent_at * 1000) end
+    if not tat or tat <= now or owed <= 0 then return nil end
+    local next = math.max(now, tat - owed)
     local rest = -1
     if refills then rest = ceil_div(next - now, 1000) end
     return next, rest

@@ -146,7 +146,10 @@ export function limiters(
   ];
 }
 
-/** Per client: the memory engine's last decision, the instants its requests were admitted, and the slots held. */
+/**
+ * Per client: the memory engine's last decision, the instants its requests were admitted (which its refunds name as
+ * their spend), and the slots held.
+ */
 interface Seen {
   last?: Decision;
   admitted: number[];
@@ -231,10 +234,14 @@ async function play(
       return [await memory.peek(s.id, options), await remote.peek(s.id, options)];
     case 'book':
       return [await book(memory, trace, s), await book(remote, trace, s)];
-    case 'refund':
-      await memory.refund(s.id, options);
-      await remote.refund(s.id, options);
+    case 'refund': {
+      // Named by an earlier admission's instant, as the gate and wait name theirs, or now and then by none.
+      const spentAtMs = s.pick % 4 === 0 ? undefined : client.admitted[s.pick % client.admitted.length];
+      const refund = spentAtMs === undefined ? options : { ...options, spentAtMs };
+      await memory.refund(s.id, refund);
+      await remote.refund(s.id, refund);
       return undefined;
+    }
     case 'release': {
       const held = client.held.splice(s.pick % Math.max(1, client.held.length), 1)[0];
       await held?.[0].release?.();

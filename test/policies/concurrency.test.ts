@@ -292,11 +292,11 @@ describe('concurrency: releasing a slot (refund)', () => {
 
   it('frees the lease named, drops the expired ones, and is at rest when the last live lease ends', () => {
     const policy = concurrency({ max: 3, leaseMs: 1000 });
-    assert.deepEqual(policy.refund(held, 500, 1, 'a'), { next: [['b', 1500]], ttlMs: 1000 });
-    assert.deepEqual(policy.refund(held, 500, 1, 'b'), { next: [['a', 1000]], ttlMs: 500 });
+    assert.deepEqual(policy.refund(held, 500, 1, 'a', 500), { next: [['b', 1500]], ttlMs: 1000 });
+    assert.deepEqual(policy.refund(held, 500, 1, 'b', 500), { next: [['a', 1000]], ttlMs: 500 });
     // The cost does not matter: a release frees the one slot.
-    assert.deepEqual(policy.refund(held, 500, 0, 'a'), { next: [['b', 1500]], ttlMs: 1000 });
-    assert.deepEqual(policy.refund([['a', 1000]], 500, 1, 'a'), { next: [], ttlMs: 0 });
+    assert.deepEqual(policy.refund(held, 500, 0, 'a', 500), { next: [['b', 1500]], ttlMs: 1000 });
+    assert.deepEqual(policy.refund([['a', 1000]], 500, 1, 'a', 500), { next: [], ttlMs: 0 });
   });
 
   it('a lease that ends at exactly now is dropped, not kept', () => {
@@ -304,17 +304,17 @@ describe('concurrency: releasing a slot (refund)', () => {
       ['a', 1000],
       ['b', 500],
     ];
-    assert.deepEqual(two().refund(state, 500, 1, 'a'), { next: [], ttlMs: 0 });
+    assert.deepEqual(two().refund(state, 500, 1, 'a', 500), { next: [], ttlMs: 0 });
   });
 
   it('changes nothing for an unknown, expired or empty lease, or no state', () => {
     const policy = two();
-    assert.equal(policy.refund(held, 500, 1, 'nobody'), undefined);
-    assert.equal(policy.refund(held, 500, 1, 'old'), undefined);
-    assert.equal(policy.refund([['a', 500]], 500, 1, 'a'), undefined);
-    assert.equal(policy.refund(undefined, 500, 1, 'a'), undefined);
+    assert.equal(policy.refund(held, 500, 1, 'nobody', 500), undefined);
+    assert.equal(policy.refund(held, 500, 1, 'old', 500), undefined);
+    assert.equal(policy.refund([['a', 500]], 500, 1, 'a', 500), undefined);
+    assert.equal(policy.refund(undefined, 500, 1, 'a', 500), undefined);
     // The empty lease names no holder, even where a lease-less request took a slot.
-    assert.equal(policy.refund([['', 1000]], 500, 1, ''), undefined);
+    assert.equal(policy.refund([['', 1000]], 500, 1, '', 500), undefined);
   });
 
   it('a released slot is free at once', () => {
@@ -324,7 +324,7 @@ describe('concurrency: releasing a slot (refund)', () => {
       ['b', 1100],
     ];
     assert.equal(policy.evaluate(full, 200, 1, 'c').result.allowed, false);
-    const freed = policy.refund(full, 200, 0, 'a');
+    const freed = policy.refund(full, 200, 0, 'a', 200);
     assert.equal(policy.evaluate(freed?.next, 200, 1, 'c').result.allowed, true);
   });
 });

@@ -65,8 +65,8 @@ describe('lockout: evaluate', () => {
   });
 
   it('refunds nothing', () => {
-    assert.equal(lockout(1000).refund(2000, 500, 1, 'a'), undefined);
-    assert.equal(lockout(1000).refund(undefined, 500, 1, ''), undefined);
+    assert.equal(lockout(1000).refund(2000, 500, 1, 'a', 500), undefined);
+    assert.equal(lockout(1000).refund(undefined, 500, 1, '', 500), undefined);
   });
 });
 

@@ -531,7 +531,7 @@ describe('refunds on random traces', () => {
             const where = `${c.description}, step ${i} at ${t}, cost ${step.cost}`;
             const spent = c.policy.evaluate(state, t, step.cost);
             if (!spent.result.allowed) return;
-            const refunded = c.policy.refund(spent.next, t, step.cost, '');
+            const refunded = c.policy.refund(spent.next, t, step.cost, '', t);
             assert.ok(refunded !== undefined, where);
             for (let cost = 0; cost <= c.limit + 1; cost++) {
               assert.deepEqual(
@@ -551,7 +551,7 @@ describe('refunds on random traces', () => {
         fc.property(withTrace(kind, 30), fc.nat(1000), ({ c, start, steps }, extra) => {
           runTrace(c.policy, start, steps, (state, t, step, i) => {
             const where = `${c.description}, step ${i} at ${t}, refund ${step.cost}`;
-            const refunded = c.policy.refund(state, t, step.cost, '');
+            const refunded = c.policy.refund(state, t, step.cost, '', t);
             if (refunded === undefined) return;
             const before = c.policy.evaluate(state, t, 0).result.remaining;
             const after = c.policy.evaluate(refunded.next, t, 0).result.remaining;

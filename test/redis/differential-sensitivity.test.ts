@@ -34,14 +34,38 @@ const PLANTS = [
   {
     kind: 'token-bucket',
     twin: 'token-bucket refund',
-    from: 'local next = math.max(now, tat - cost * step)',
-    to: 'local next = math.max(now, tat - (cost - 1) * step)',
+    from: 'owed = now_ms * 1000, cost * interval -',
+    to: 'owed = now_ms * 1000, (cost - 1) * interval -',
+  },
+  {
+    kind: 'token-bucket',
+    twin: 'token-bucket late refund',
+    from: 'math.max(0, now_ms * 1000 - spent_at * 1000)',
+    to: 'math.max(0, now_ms * 1000 - spent_at * 1000 - 1000)',
   },
   {
     kind: 'fixed-window',
     twin: 'fixed-window refund',
     from: 'return { start, math.max(0, count - cost) }',
     to: 'return { start, math.max(0, count - cost + 1) }',
+  },
+  {
+    kind: 'fixed-window',
+    twin: 'fixed-window late refund',
+    from: 'if spent_at < start or',
+    to: 'if spent_at < start - 1 or',
+  },
+  {
+    kind: 'sliding-window',
+    twin: 'sliding-window late refund',
+    from: 'while stop > drop and log[stop] > spent_at do',
+    to: 'while stop > drop and log[stop] > spent_at + 1 do',
+  },
+  {
+    kind: 'sliding-window-counter',
+    twin: 'sliding-window-counter late refund',
+    from: 'local in_current = spent_at >= start',
+    to: 'local in_current = spent_at >= start - 1',
   },
   {
     kind: 'token-bucket',

@@ -7,7 +7,7 @@ import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
 import { type RedisStoreMetrics, scriptError } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
-import { constantArguments, runScript } from './script.js';
+import { constantArguments, runScript, timingArgument } from './script.js';
 import { withTimeout } from './time-budget.js';
 
 /**
@@ -165,7 +165,7 @@ export class Batcher {
       keys.push(firstKey);
       for (let i = 1; i < policies.length; i++)
         keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
-      args.push(String(request.cost), request.lease ?? '', String(request.maxDelayMs ?? 0));
+      args.push(String(request.cost), request.lease ?? '', timingArgument(request));
     }
     const reply = await withTimeout(
       runScript(client, keys, args, this.#metrics),

@@ -2,7 +2,7 @@
 // batch of decisions, each the twin of `evaluatePolicies` (with a short path for the common single-policy limiter).
 import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
-import type { StoreAction } from '../../policies/evaluate.js';
+import type { Operation, StoreAction } from '../../policies/evaluate.js';
 import { policyLua } from '../../policies/index.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import type { ScriptClient } from './client.js';
@@ -12,8 +12,9 @@ import type { ScriptClient } from './client.js';
  * KEYS: every request's keys (one per policy), request after request.
  * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
  *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
- *       arguments, then per request its cost, its lease ('' for none) and how far ahead it may be booked (ms). With
- *       no policies the call is a probe of the node that owns KEYS[1] (it writes and deletes that key).
+ *       arguments, then per request its cost, its lease ('' for none) and its timing: for a consume how far ahead it
+ *       may be booked (ms), for a refund when its units were spent (epoch ms; '' for now). With no policies the call
+ *       is a probe of the node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
  *        a request that raised an error (a key of another type, say) has the message in its first place.
  *
@@ -130,7 +131,7 @@ local function evaluate(base, cost, lease, max_delay)
 end
 
 -- A refund or a block: each policy's view before it, then its change.
-local function change(base, cost, lease)
+local function change(base, cost, lease, spent_at)
   local out = { 1, 0 }
   for k = 1, per do
     local s, key = specs[k], KEYS[base + k]
@@ -139,7 +140,7 @@ local function change(base, cost, lease)
     for j = 1, 4 do out[#out + 1] = e[j] end
     local next, rest
     if action == 'r' then
-      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease)
+      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease, spent_at)
     elseif s.policy.block then
       next, rest = s.policy.block(state, now, cost)
     end
@@ -151,8 +152,9 @@ end
 -- Request d, on KEYS[(d - 1) * per + 1 ..], with a short path for the common lone policy.
 local function decide(d)
   local base, at = (d - 1) * per, 4 + 3 * per + 3 * d
-  local cost, lease, max_delay = tonumber(ARGV[at]), ARGV[at + 1], tonumber(ARGV[at + 2])
-  if action == 'r' or action == 'b' then return change(base, cost, lease) end
+  local cost, lease, timing = tonumber(ARGV[at]), ARGV[at + 1], tonumber(ARGV[at + 2])
+  if action == 'r' or action == 'b' then return change(base, cost, lease, timing or now) end
+  local max_delay = timing
   if per == 1 then
     local s, key = specs[1], KEYS[d]
     local ok, remaining, reset, retry, next, rest = s.policy.decide(s.policy.load(key), now, cost, s.a, s.b, lease)
@@ -225,6 +227,12 @@ const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
   refund: 'r',
   block: 'b',
 };
+
+/** A request's timing argument: when a refund's units were spent ('' for now), else how far ahead it may be booked. */
+export function timingArgument({ action, maxDelayMs, spentAtMs }: Operation): string {
+  if (action !== 'refund') return String(maxDelayMs ?? 0);
+  return spentAtMs === undefined ? '' : String(spentAtMs);
+}
 
 /** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
 export function constantArguments(
