@@ -103,7 +103,7 @@ export function completion<Req, Res>(
 }
 
 async function refundIfDue<Req, Res>(
-  { limiter, identity, cost, req }: Spent<Req>,
+  { limiter, identity, cost, req, decision }: Spent<Req>,
   { succeeded, wasSuccessful }: Refunds<Req, Res>,
   status: number | undefined,
   res: Res,
@@ -118,7 +118,9 @@ async function refundIfDue<Req, Res>(
       log(logger, error, '[tollgate] requestWasSuccessful threw; the request counts as failed');
     }
   }
-  if (success === succeeded) await limiter.refund(identity, { cost });
+  // Named by when they were spent, the units go back only where they still count: a response that outlived its
+  // window gives nothing to the client's next one.
+  if (success === succeeded) await limiter.refund(identity, { cost, spentAtMs: decision.nowMs });
 }
 
 /** Runs `task` in the background: what it throws or rejects with is logged, never left unhandled. */

@@ -41,6 +41,14 @@ export interface ConsumeOptions {
 export interface RefundOptions {
   /** Units to give back. Default: the limiter's cost. */
   readonly cost?: number;
+  /**
+   * When the units were spent, on the store's clock: the consuming decision's `nowMs` (Redis's clock on a
+   * RedisStore, not this process's). Each policy then gives them back only where they still count: a window only to
+   * the window that counted them (a sliding window counter's current or previous one), a log only its entries from
+   * then or before, a token bucket only what the refill has not given back since. Default: now, so units spent in
+   * an earlier window than the current one must name their time, or the current window takes them.
+   */
+  readonly spentAtMs?: number;
 }
 
 export interface Limiter {
@@ -52,8 +60,9 @@ export interface Limiter {
   /** What `consume` would answer now, without spending. */
   peek(identifier: string, options?: ConsumeOptions): Promise<Decision>;
   /**
-   * Gives back units spent earlier (a request that should not have counted): never beyond a full quota, and not
-   * into a window that has rolled over since. Rejects (`ERR_TOLLGATE_STORE`) when the store could not apply it.
+   * Gives back units spent earlier (a request that should not have counted): never beyond a full quota, and, given
+   * `spentAtMs: decision.nowMs`, only where those units still count (never into a window opened since). Rejects
+   * (`ERR_TOLLGATE_STORE`) when the store could not apply it.
    */
   refund(identifier: string, options?: RefundOptions): Promise<void>;
   /**
@@ -103,18 +112,31 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   /** Identifiers' waiters in this process, woken when a slot of theirs is released here. */
   const waiters = new Map<string, Set<() => void>>();
-  const ask = (identifier: string, action: StoreAction, cost: number, lease: string, maxDelayMs: number) => {
+  const ask = (
+    identifier: string,
+    action: StoreAction,
+    cost: number,
+    lease: string,
+    maxDelayMs: number,
+    spentAtMs?: number,
+  ) => {
     const id = encodeIdentifier(identifier);
-    // Every field set, in one order, so that every request has one shape.
+    // Every field set, in one order, so that every consume has one shape; only a refund may say when it spent.
     const request: StoreRequest =
       failOpen === undefined
         ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs }
         : { scope, id, policies: enforced, action, cost, lease, maxDelayMs, failOpen };
-    return store.evaluate(request);
+    return store.evaluate(spentAtMs === undefined ? request : { ...request, spentAtMs });
   };
   /** A refund or a block must really happen: a fail mode's answer means it did not. */
-  const change = async (identifier: string, action: StoreAction, requested: number, lease = '') => {
-    const { degraded } = await ask(identifier, action, units(requested), lease, 0);
+  const change = async (
+    identifier: string,
+    action: StoreAction,
+    requested: number,
+    lease = '',
+    spentAtMs?: number,
+  ) => {
+    const { degraded } = await ask(identifier, action, units(requested), lease, 0, spentAtMs);
     if (degraded === 'fail-open' || degraded === 'fail-closed')
       throw new TollgateError(
         'ERR_TOLLGATE_STORE',
@@ -163,7 +185,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     consume: (identifier, consumeOptions) =>
       decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
     peek: (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
-    refund: (identifier, refundOptions) => change(identifier, 'refund', refundOptions?.cost ?? defaultCost),
+    refund: async (identifier, refundOptions) =>
+      change(identifier, 'refund', refundOptions?.cost ?? defaultCost, '', instant(refundOptions?.spentAtMs)),
     wait: async (identifier, waitOptions) => {
       const cost = waitOptions?.cost ?? defaultCost;
       return waitFor(
@@ -171,8 +194,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
           // The engine books only policies that can be booked; the others answer as a consume.
           attempt: (maxDelayMs) => decide(identifier, 'consume', cost, maxDelayMs),
           giveBack: async (decision) => {
-            // Stryker disable next-line OptionalChaining: without a slot the refund is already sent when the call throws, and wait swallows it
-            await Promise.all([change(identifier, 'refund', cost), decision.release?.()]);
+            await Promise.all([
+              // Spent at the decision's instant, on the store's clock.
+              change(identifier, 'refund', cost, '', decision.nowMs),
+              // Stryker disable next-line OptionalChaining: without a slot the refund is already sent when the call throws, and wait swallows it
+              decision.release?.(),
+            ]);
           },
           onRelease: (wake) => onRelease(identifier, wake),
         },
@@ -205,6 +232,17 @@ function units(cost: number): number {
     );
   }
   return cost;
+}
+
+/** A refund's spend time, when given: whole epoch ms. */
+function instant(spentAtMs: number | undefined): number | undefined {
+  if (spentAtMs !== undefined && (!Number.isSafeInteger(spentAtMs) || spentAtMs < 0)) {
+    throw new TollgateError(
+      'ERR_TOLLGATE_ARGUMENT',
+      `\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`,
+    );
+  }
+  return spentAtMs;
 }
 
 /** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */

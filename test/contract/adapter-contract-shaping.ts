@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { it, mock } from 'node:test';
 import { concurrency } from '../../src/policies/concurrency.js';
+import { fixedWindow } from '../../src/policies/fixed-window.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { type Answering, CAPACITY, settle, shaping, T0, unitsLeft } from './adapter-contract-fixtures.js';
 import {
@@ -207,6 +208,23 @@ export function refundContract(withApp: WithApp): void {
       assert.deepEqual(fx.counts, { releases: 1, refunds }, skip);
       assert.equal(requestWasSuccessful.mock.callCount(), 0);
     }
+  });
+
+  it('a failed response that outlived its window gives nothing to the window the next requests opened', async () => {
+    const fx = shaping(fixedWindow({ limit: CAPACITY, windowMs: 1000 }));
+    await withApp(fx.options({ skipFailedRequests: true }), async (app) => {
+      fx.answer({ held: true, status: 500 });
+      const slow = request(app);
+      await fx.until(() => fx.traffic.inRoute === 1, 'the route never held the request');
+      // Its window ends while it is in the route; the next requests open a new one and spend it whole.
+      fx.clock.now += 1000;
+      await answerEach(fx, app, Array(CAPACITY).fill({}));
+      fx.letGo();
+      assert.equal((await slow).status, 500);
+      await fx.until(() => fx.counts.refunds === 1, 'the failed request was never given back');
+      assert.equal((await request(app)).status, 429);
+    });
+    assert.equal(await unitsLeft(fx.limiter), 0);
   });
 
   it('never refunds a denial, nor one shadow mode let through', async () => {

@@ -63,6 +63,47 @@ export function shapingContract(store: () => Promise<Store>, clock: TestClock): 
         assert.deepEqual(figures(await l.peek('late')), figures(before));
       });
     }
+
+    for (const [label, make] of Object.entries(RATE_POLICIES)) {
+      it(`${label}: a refund named by its spend gives nothing to the quota a later request found fresh`, async () => {
+        const l = await limiter(make());
+        const first = await l.consume('late', { cost: 5 });
+        // Every policy here is at rest by then: the next request finds its whole quota, and spends it.
+        clock.now += 20_000;
+        assert.equal((await l.consume('late', { cost: 5 })).allowed, true);
+        clock.now += 100;
+        await l.refund('late', { cost: 5, spentAtMs: first.nowMs });
+        assert.equal((await l.peek('late', { cost: 0 })).remaining, 0);
+        assert.equal((await l.consume('late')).allowed, false);
+      });
+    }
+
+    it("sliding window: a refund drops its own entries, never a later request's", async () => {
+      const l = await limiter((RATE_POLICIES['sliding window'] as () => AnyPolicy)());
+      const first = await l.consume('own', { cost: 2 });
+      clock.now += 6000;
+      await l.consume('own', { cost: 3 });
+      await l.refund('own', { cost: 2, spentAtMs: first.nowMs });
+      assert.equal((await l.peek('own', { cost: 0 })).remaining, 2);
+      // When the refunded entries would have left anyway, the later three still count, until 16 s.
+      clock.now += 4000;
+      assert.deepEqual(figures(await l.peek('own', { cost: 0 })), {
+        allowed: true,
+        remaining: 2,
+        resetMs: 6000,
+        retryAfterMs: undefined,
+      });
+    });
+
+    it('sliding window counter: units spent in the previous window come off its weighted count', async () => {
+      const l = await limiter((RATE_POLICIES['sliding window counter'] as () => AnyPolicy)());
+      const first = await l.consume('previous', { cost: 4 });
+      // Halfway through the next window: the previous four weigh two.
+      clock.now += 15_000;
+      assert.equal((await l.peek('previous', { cost: 0 })).remaining, 3);
+      await l.refund('previous', { cost: 2, spentAtMs: first.nowMs });
+      assert.equal((await l.peek('previous', { cost: 0 })).remaining, 4);
+    });
   });
 
   describe('concurrency', () => {

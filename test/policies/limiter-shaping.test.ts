@@ -134,6 +134,36 @@ describe('refund()', () => {
     for (const cost of [-1, 1.5, Number.NaN])
       await assert.rejects(limiter.refund('r', { cost }), { code: 'ERR_TOLLGATE_ARGUMENT' });
   });
+
+  it('hands the store spentAtMs only when given, and refuses one that is not whole epoch ms', async () => {
+    const { store, requests } = recordingStore();
+    const limiter = createLimiter({ policy: bucket(), store });
+    await limiter.refund('r', { spentAtMs: 1234 });
+    await limiter.refund('r', { spentAtMs: 0 });
+    await limiter.refund('r');
+    assert.deepEqual(
+      requests.map((request) => request.spentAtMs),
+      [1234, 0, undefined],
+    );
+    assert.equal('spentAtMs' in (requests[2] as StoreRequest), false);
+    for (const spentAtMs of [-1, 1.5, Number.NaN])
+      await assert.rejects(limiter.refund('r', { spentAtMs }), {
+        code: 'ERR_TOLLGATE_ARGUMENT',
+        message: `\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`,
+      });
+  });
+
+  it('named by its spend, a late refund gives a later window nothing; unnamed, the current window takes it', async () => {
+    const { clock, store } = manualStore();
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 2, windowMs: 1000 }), store });
+    const first = await limiter.consume('r');
+    clock.now = 1000;
+    await limiter.consume('r', { cost: 2 });
+    await limiter.refund('r', { spentAtMs: first.nowMs });
+    assert.equal((await limiter.peek('r', { cost: 0 })).remaining, 0);
+    await limiter.refund('r');
+    assert.equal((await limiter.peek('r', { cost: 0 })).remaining, 1);
+  });
 });
 
 describe('decision.release()', () => {
