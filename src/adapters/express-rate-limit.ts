@@ -39,14 +39,10 @@ export function expressRateLimit(
     // Skipped, or let through by passOnStoreError while the store is down: not counted, so no figures.
     if (counted === undefined || counted.degraded === 'fail-open') return next();
     if (counted.degraded === 'fail-closed') return next(storeDown());
+    // The hit goes back only to the window that counted it, as express-rate-limit has it: the core refunds by
+    // when a unit was spent, so a request that outlives its window gives nothing back to a later one.
     const { complete } = outcome.action === 'next' ? outcome : {};
-    if (complete !== undefined) {
-      const windowEnd = counted.nowMs + counted.resetMs;
-      // A later window never held this hit: express-rate-limit gives nothing back once the request's has ended.
-      whenSent(res, (status) => {
-        if (Date.now() < windowEnd) complete(status, res);
-      });
-    }
+    if (complete !== undefined) whenSent(res, (status) => complete(status, res));
     let decision: Decision;
     try {
       const limit = perRequestLimit(await style.limit(req, res));
