@@ -87,6 +87,27 @@ export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res>
   readonly onDecision?: (event: DecisionEvent, req: Req) => void;
 }
 
+const WINDOW = 'a fixed window is `policy: fixedWindow({ limit, windowMs })`';
+/**
+ * Other rate limiters' options (express-rate-limit, @fastify/rate-limit, rate-limiter-flexible) that people moving
+ * over write, each with what says the same here.
+ */
+export const FOREIGN_OPTIONS: Readonly<Record<string, string>> = {
+  windowMs: WINDOW,
+  limit: WINDOW,
+  max: WINDOW,
+  timeWindow: 'a fixed window is `policy: fixedWindow({ limit: max, windowMs: timeWindow })`',
+  points: 'a fixed window is `policy: fixedWindow({ limit: points, windowMs: duration * 1000 })`',
+  duration: 'a fixed window is `policy: fixedWindow({ limit: points, windowMs: duration * 1000 })`',
+  keyGenerator: 'the client is `identifier: (req) => string`',
+  standardHeaders: "the header fields are `headers: 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10'`",
+  allowList: 'requests let through uncounted are `skip: (req) => boolean`',
+  ban: 'a lockout after denials is `blockMs`',
+  blockDuration: 'a lockout after denials is `blockMs`',
+  errorResponseBuilder: 'the rejection is `message`, `statusCode` or `handler`',
+  addHeaders: 'the header fields are `headers` and `legacyHeaders`',
+};
+
 /** The options that build a limiter: given a ready `limiter`, none of them may be. */
 const LIMITER_OPTIONS = [
   'policy',

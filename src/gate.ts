@@ -4,6 +4,7 @@ import { configError, TollgateError } from './errors.js';
 import { type Complete, completion, resolveRefunds } from './gate-completion.js';
 import {
   type DecisionEvent,
+  FOREIGN_OPTIONS,
   type GateOptions,
   resolveBody,
   resolveCost,
@@ -104,11 +105,16 @@ export function createGate<Req, Res = unknown>(
     /** The client's address as the framework reports it; the gate turns it into the default identity. */
     readonly identifier: (req: Req) => Identity | Promise<Identity>;
     readonly options?: readonly string[];
+    /** Options the adapter does not take, with what to write instead, over the other limiters' (`FOREIGN_OPTIONS`). */
+    readonly elsewhere?: Readonly<Record<string, string>>;
   },
 ): Gate<Req, Res> {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
-  knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])]);
+  knownKeys(adapter.name, options, [...GATE_OPTIONS, ...(adapter.options ?? [])], {
+    ...FOREIGN_OPTIONS,
+    ...adapter.elsewhere,
+  });
   const limiter = resolveLimiter(options);
   const select = options.tiers === undefined ? undefined : tierSelector(limiter, options.tiers);
   const identify =

@@ -56,22 +56,27 @@ export function oneOf<T extends string | boolean>(option: string, value: unknown
 
 /**
  * Rejects misspelled options early: an unknown key is almost always a typo of a known one, so the error names the
- * nearest known key when there is one close enough to be the intended one.
+ * nearest known key when there is one close enough to be the intended one. `elsewhere` names options this factory
+ * does not take but a user may bring (a renamed option, another library's), each with what to write instead; a
+ * typo of one of those gets both the name and the advice.
  */
 export function knownKeys(
   where: string,
   options: object,
   known: readonly string[],
-  renamed: Readonly<Record<string, string>> = {},
+  elsewhere: Readonly<Record<string, string>> = {},
 ): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const guess = Object.hasOwn(renamed, key) ? undefined : nearest(key, known);
-    const hint = Object.hasOwn(renamed, key)
-      ? ` (renamed to \`${renamed[key]}\`)`
-      : guess === undefined
+    if (Object.hasOwn(elsewhere, key))
+      throw configError(key, `is not an option of ${where} (${elsewhere[key]})`);
+    const guess = nearest(key, [...known, ...Object.keys(elsewhere)]);
+    const hint =
+      guess === undefined
         ? ''
-        : `; did you mean \`${guess}\`?`;
+        : Object.hasOwn(elsewhere, guess)
+          ? `; did you mean \`${guess}\`? (${elsewhere[guess]})`
+          : `; did you mean \`${guess}\`?`;
     throw configError(key, `is not an option of ${where}${hint}`);
   }
 }

@@ -119,7 +119,7 @@ function gateOptions(
   if (keyGenerator !== undefined && options.ipv6Subnet !== undefined)
     throw configError(
       'ipv6Subnet',
-      "groups the default key only: with `keyGenerator`, group inside it (addressIdentity(req.ip, { ipv6Prefix: 56 }) from 'tollgate')",
+      "groups the default key only: with `keyGenerator`, group inside it (`ipKeyGenerator(req.ip, subnet)` from 'tollgate/express')",
     );
   // A limit the counter never reaches: denials are counted too, and the middleware compares with the real limit.
   const counter = fixedWindow({ limit: Math.floor((MAX_SPAN - 1) / windowMs), windowMs, name: 'hits' });

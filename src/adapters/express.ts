@@ -12,10 +12,11 @@ import { expressRateLimitKey } from './express-rate-limit-keys.js';
 
 export { ipKeyGenerator } from './express-rate-limit-address.js';
 
-import type {
-  ExpressRateLimitCompatOptions,
-  ExpressRateLimitHandler,
-  WithoutExpressRateLimitKeys,
+import {
+  EXPRESS_RATE_LIMIT_KEYS,
+  type ExpressRateLimitCompatOptions,
+  type ExpressRateLimitHandler,
+  type WithoutExpressRateLimitKeys,
 } from './express-rate-limit-types.js';
 
 export type {
@@ -39,6 +40,14 @@ export interface ExpressRateLimitOptions extends GateOptions<Request, Response>,
   readonly handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown;
 }
 
+/** Keys that read the options in express-rate-limit's style, for the advice on a typo of one. */
+const ERL_STYLE = Object.fromEntries(
+  EXPRESS_RATE_LIMIT_KEYS.map((key) => [
+    key,
+    "express-rate-limit's; any of its keys reads the options in its style",
+  ]),
+);
+
 /**
  * Tollgate's options, or express-rate-limit's with its meaning: any key only it has (`windowMs`, `limit`, `max`,
  * `standardHeaders`, `keyGenerator`, `requestPropertyName`...) reads them all as it does (docs/migrating.md).
@@ -59,6 +68,7 @@ export function rateLimit(
     name: 'rateLimit',
     identifier: (req) => req.ip,
     options: ['handler'],
+    elsewhere: ERL_STYLE,
   });
   const handler = optionalFunction('handler', native.handler);
   const warn = proxyWarning(gate.logger);
@@ -89,3 +99,9 @@ export function rateLimit(
     }
   };
 }
+
+/**
+ * The default export too, as express-rate-limit has one: `import rateLimit from 'tollgate/express'` keeps working.
+ * @alias
+ */
+export default rateLimit;

@@ -50,7 +50,7 @@ export interface MemoryStoreMetrics {
 
 const OPTIONS = ['maxBuckets', 'cleanupIntervalMs', 'inactiveAfterMs', 'autoCleanup', 'clock'];
 /** It bounds buckets, of which one client may hold several, not clients. */
-const RENAMED = { maxClients: 'maxBuckets' };
+const RENAMED = { maxClients: 'renamed to `maxBuckets`' };
 
 export class MemoryStore implements Store {
   readonly metrics: MemoryStoreMetrics = { evictions: 0 };

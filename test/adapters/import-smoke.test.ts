@@ -43,7 +43,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'tokenBucket',
   ],
   './store': ['bucketKey', 'degradedResponse', 'evaluatePolicies', 'isStore', 'memberOf', 'parseBucketKey'],
-  './express': ['ipKeyGenerator', 'rateLimit'],
+  './express': ['default', 'ipKeyGenerator', 'rateLimit'],
   './fastify': ['RateLimitError', 'rateLimit'],
   './hono': ['rateLimit'],
   './koa': ['rateLimit'],

@@ -30,7 +30,8 @@ describe('MemoryStore options', () => {
   it('refuses bad options with messages that say what is wrong', () => {
     assert.throws(() => new MemoryStore({ maxClient: 5 } as MemoryStoreOptions), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`maxClient` is not an option of MemoryStore',
+      message:
+        '`maxClient` is not an option of MemoryStore; did you mean `maxClients`? (renamed to `maxBuckets`)',
     });
     assert.throws(() => new MemoryStore({ maxClients: 5 } as MemoryStoreOptions), {
       code: 'ERR_TOLLGATE_CONFIG',

@@ -52,10 +52,16 @@ describe('knownKeys', () => {
     assert.match(refusal({ stor: 1 }), /did you mean `store`\?$/);
   });
 
-  it('names a renamed option by its new name instead of guessing', () => {
+  it('names what to write instead of an option taken elsewhere, and advises on a typo of one', () => {
+    const elsewhere = { max: 'renamed to `limit`', keyGenerator: 'write `identifier`' };
+    assert.equal(refusal({ max: 5 }, elsewhere), '`max` is not an option of rateLimit (renamed to `limit`)');
     assert.equal(
-      refusal({ max: 5 }, { max: 'limit' }),
-      '`max` is not an option of rateLimit (renamed to `limit`)',
+      refusal({ keyGenerater: 5 }, elsewhere),
+      '`keyGenerater` is not an option of rateLimit; did you mean `keyGenerator`? (write `identifier`)',
+    );
+    assert.equal(
+      refusal({ limt: 5 }, elsewhere),
+      '`limt` is not an option of rateLimit; did you mean `limit`?',
     );
   });
 

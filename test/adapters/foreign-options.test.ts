@@ -1,0 +1,66 @@
+// Options people bring from other rate limiters are refused at wire-up with what says the same here, on every adapter.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { rateLimit as express } from '../../src/adapters/express.js';
+import { rateLimit as fastify } from '../../src/adapters/fastify.js';
+import { rateLimit as hono } from '../../src/adapters/hono.js';
+import { rateLimit as koa } from '../../src/adapters/koa.js';
+import { rateLimit as node } from '../../src/adapters/node.js';
+
+const factories: [string, (options: object) => unknown][] = [
+  ['Hono', (options) => hono(options as never)],
+  ['Koa', (options) => koa(options as never)],
+  ['node:http', (options) => node(options as never)],
+];
+
+function refusal(build: () => unknown): { option?: string; message: string } {
+  try {
+    build();
+  } catch (error) {
+    assert.equal((error as { code?: string }).code, 'ERR_TOLLGATE_CONFIG');
+    return error as { option?: string; message: string };
+  }
+  return assert.fail('expected a refusal');
+}
+
+describe("other rate limiters' options", () => {
+  for (const [name, build] of factories) {
+    it(`${name}: express-rate-limit's and @fastify/rate-limit's keys say what to write instead`, () => {
+      assert.equal(
+        refusal(() => build({ windowMs: 60_000, limit: 5 })).message,
+        '`windowMs` is not an option of rateLimit (a fixed window is `policy: fixedWindow({ limit, windowMs })`)',
+      );
+      assert.equal(
+        refusal(() => build({ timeWindow: '1 minute' })).message,
+        '`timeWindow` is not an option of rateLimit (a fixed window is `policy: fixedWindow({ limit: max, windowMs: timeWindow })`)',
+      );
+      assert.equal(
+        refusal(() => build({ keyGenerater: () => 'a' })).message,
+        '`keyGenerater` is not an option of rateLimit; did you mean `keyGenerator`? (the client is `identifier: (req) => string`)',
+      );
+    });
+  }
+
+  it('Fastify: @fastify/rate-limit keys fail the registration with the same advice', async () => {
+    const app = Fastify();
+    await assert.rejects(
+      async () => {
+        await app.register(fastify, { max: 100, timeWindow: 60_000 } as never);
+      },
+      {
+        code: 'ERR_TOLLGATE_CONFIG',
+        option: 'max',
+        message:
+          '`max` is not an option of rateLimit (a fixed window is `policy: fixedWindow({ limit, windowMs })`)',
+      },
+    );
+  });
+
+  it("Express: a typo of express-rate-limit's key is named, since any of its keys switches to its style", () => {
+    assert.equal(
+      refusal(() => express({ windowMS: 60_000 } as never)).message,
+      "`windowMS` is not an option of rateLimit; did you mean `windowMs`? (express-rate-limit's; any of its keys reads the options in its style)",
+    );
+  });
+});
