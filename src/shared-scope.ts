@@ -36,8 +36,9 @@ export function warnOnSharedDefaultScope(store: Store, scope: string, policies: 
       : `one created at ${first}, another at ${here}`;
   process.emitWarning(
     `Two limiters on one store have the same policies (${limits}) and no \`scope\`, so they share the default ` +
-      `scope "${scope}" and spend from the same buckets: ${where}. Give each its own \`scope\` (or reuse one ` +
-      'limiter where sharing is meant).',
+      `scope "${scope}" and spend from the same buckets: ${where}. Give each its own \`scope\`, give each app ` +
+      'instance its own `store` (`new MemoryStore()`: apps built per test share the default store otherwise), or ' +
+      'reuse one limiter where sharing is meant.',
     { type: 'TollgateWarning', code: 'TOLLGATE_SHARED_SCOPE' },
   );
 }
