@@ -109,6 +109,9 @@ describe('fixedWindow.refund: takes units off the window that counted them, whil
     assert.equal(window.refund([100, 3], 500, 1, '', 99), undefined);
     // Spent after it ended (a clock out of step): it never counted them either.
     assert.equal(window.refund([100, 3], 500, 1, '', 1100), undefined);
+    // Spent in it, but it has ended since: at rest, nothing is left to give back to.
+    assert.equal(window.refund([100, 3], 1100, 1, '', 500), undefined);
+    assert.deepEqual(window.refund([100, 3], 1099, 1, '', 500), { next: [100, 2], ttlMs: 1 });
   });
 
   it('a failed request that outlived its window gives nothing back to the next one', () => {
@@ -164,6 +167,8 @@ describe('slidingWindow.refund: drops the refunded units own entries, never a la
       ttlMs: 800,
     });
     assert.equal(log.refund([100, 200, 300], 500, 1, '', 99), undefined);
+    // Only expired entries are as old as the spend: nothing live is its.
+    assert.equal(log.refund([100, 1200], 1500, 1, '', 50), undefined);
   });
 
   it('a spend whose entries have left the window gives nothing back, not even a later request its room', () => {
@@ -222,6 +227,7 @@ describe('slidingWindowCounter.refund: takes units off the window that counted t
     assert.deepEqual(counter.refund([1000, 3, 0], 1500, 9, '', 0), { next: [1000, 0, 0], ttlMs: 0 });
     // The stored window has ended: its count is the previous one now, and the state is written as rolled over.
     assert.deepEqual(counter.refund([0, 3, 2], 1500, 1, '', 500), { next: [1000, 1, 0], ttlMs: 500 });
+    assert.deepEqual(counter.refund([0, 3, 2], 1000, 1, '', 500), { next: [1000, 1, 0], ttlMs: 1000 });
     assert.deepEqual(counter.refund([0, 3, 2], 1999, 2, '', 0), { next: [1000, 0, 0], ttlMs: 0 });
     assert.deepEqual(counter.refund([0, 3, 2], 1999, 1, '', 0), { next: [1000, 1, 0], ttlMs: 1 });
   });
