@@ -133,8 +133,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     identifier: string,
     action: StoreAction,
     requested: number,
-    lease = '',
     spentAtMs?: number,
+    lease = '',
   ) => {
     const { degraded } = await ask(identifier, action, units(requested), lease, 0, spentAtMs);
     if (degraded === 'fail-open' || degraded === 'fail-closed')
@@ -144,7 +144,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
   };
   const release = async (identifier: string, lease: string) => {
-    await change(identifier, 'refund', 0, lease);
+    await change(identifier, 'refund', 0, undefined, lease);
     for (const wake of waiters.get(identifier) ?? []) wake();
   };
   const decide = async (
@@ -186,7 +186,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
     peek: (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
     refund: async (identifier, refundOptions) =>
-      change(identifier, 'refund', refundOptions?.cost ?? defaultCost, '', instant(refundOptions?.spentAtMs)),
+      change(identifier, 'refund', refundOptions?.cost ?? defaultCost, instant(refundOptions?.spentAtMs)),
     wait: async (identifier, waitOptions) => {
       const cost = waitOptions?.cost ?? defaultCost;
       return waitFor(
@@ -196,7 +196,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           giveBack: async (decision) => {
             await Promise.all([
               // Spent at the decision's instant, on the store's clock.
-              change(identifier, 'refund', cost, '', decision.nowMs),
+              change(identifier, 'refund', cost, decision.nowMs),
               // Stryker disable next-line OptionalChaining: without a slot the refund is already sent when the call throws, and wait swallows it
               decision.release?.(),
             ]);
