@@ -106,7 +106,7 @@ describe("express-rate-limit's style: which keys switch to it", () => {
       /standardHeaders: 'draft-6'/,
     );
     refuses({ delayAfter: 1, delayMs: 500 }, 'delayAfter', /express-slow-down's/);
-    refuses({ keyGenerator: () => 'k', ipv6Subnet: 48 }, 'ipv6Subnet', /addressIdentity\(req\.ip/);
+    refuses({ keyGenerator: () => 'k', ipv6Subnet: 48 }, 'ipv6Subnet', /ipKeyGenerator\(req\.ip, subnet\)/);
     refuses(
       { limit: 1, skipFailedRequests: true, skipSuccessfulRequests: true },
       'skipSuccessfulRequests',
