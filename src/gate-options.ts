@@ -129,11 +129,22 @@ export function overApp<Options extends GateOptions<never, never>>(
   route: Options,
   shared: Limiter,
 ): Options {
-  const { limiter, policy, requestsPerMinute, capacity, scope, store, failOpen, blockMs, ...perRequest } =
-    app;
-  // A route that sets none of the limiter's options (nor a limiter) shares the app's buckets.
+  const {
+    limiter,
+    policy,
+    requestsPerMinute,
+    capacity,
+    scope,
+    store,
+    failOpen,
+    blockMs,
+    tiers,
+    ...perRequest
+  } = app;
+  // A route that sets none of the limiter's options (nor a limiter) shares the app's buckets, and its tiers.
   if (route.limiter === undefined && !LIMITER_OPTIONS.some((option) => route[option] !== undefined))
-    return { ...perRequest, ...route, limiter: shared };
+    return { ...perRequest, ...(tiers === undefined ? {} : { tiers }), ...route, limiter: shared };
+  // A limit of its own is the route's alone: the app's tiers would send their clients to the app's buckets.
   if (route.limiter !== undefined) return { ...perRequest, ...route };
   return { ...perRequest, store: shared.store, ...(failOpen === undefined ? {} : { failOpen }), ...route };
 }
