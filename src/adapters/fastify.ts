@@ -54,6 +54,9 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, opti
     ? { stage: plan.stage, hook: appWide.hook }
     : undefined;
   const routes = new WeakMap<object, Placed>();
+  // Marks the config of each route this registration's onRoute saw; Fastify copies a route's config (symbol keys
+  // too) into the one its requests carry, so the mark tells the routes declared before the plugin loaded.
+  const seenByOnRoute = Symbol('tollgate.onRoute');
   const placedFor = (config: FastifyRouteRateLimitOptions | false | undefined): Placed | undefined => {
     if (config === undefined) return unconfigured;
     if (config === false) return undefined;
@@ -75,11 +78,13 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, opti
       return hook;
     });
   fastify.addHook('onRoute', (route) => {
-    if (route.config?.rateLimit === undefined && limitsItself(route))
-      route.config = { ...route.config, rateLimit: false };
+    // A new object: the route's config may be shared with other routes.
+    const config = { ...route.config, [seenByOnRoute]: true };
+    if (config.rateLimit === undefined && limitsItself(route)) config.rateLimit = false;
+    route.config = config;
     // Building a route's gate as the route is declared reports a bad route config at start-up; a route declared
     // before this plugin loaded (no `await` on register) gets its gate on its first request instead.
-    const placed = placedFor(route.config?.rateLimit);
+    const placed = placedFor(config.rateLimit);
     // The route's own, after its other preHandler hooks and the app's (however late those were added), so it
     // can key requests by what they set. A new array: the route's may be shared with other routes.
     if (placed?.stage === 'preHandler') route.preHandler = [...[route.preHandler ?? []].flat(), placed.hook];
@@ -90,11 +95,14 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, opti
     const placed = placedFor(request.routeOptions.config.rateLimit);
     return placed?.stage === 'onRequest' ? placed.hook(request, reply) : undefined;
   });
-  // A 404 has no route to attach a preHandler limit to.
-  if (plan.global && plan.stage === 'preHandler')
-    fastify.addHook('preHandler', async (request, reply) =>
-      request.is404 ? appWide.hook(request, reply) : undefined,
-    );
+  // A preHandler limit goes on the route in onRoute, which never sees a 404 nor a route declared before this plugin
+  // loaded (no `await` on register): an app-level hook limits those, before the route's own preHandler hooks.
+  fastify.addHook('preHandler', async (request, reply) => {
+    const { config } = request.routeOptions;
+    if (seenByOnRoute in config) return undefined;
+    const placed = placedFor(config.rateLimit);
+    return placed?.stage === 'preHandler' ? placed.hook(request, reply) : undefined;
+  });
 };
 
 function limitsItself(route: RouteOptions): boolean {

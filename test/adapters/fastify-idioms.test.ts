@@ -95,6 +95,19 @@ describe("Fastify hook: 'preHandler'", () => {
     assert.equal(await unitsLeft(bucket(store)), CAPACITY - 1);
   });
 
+  it('limits the routes declared before the plugin loaded (register not awaited), by their own config too', async (t) => {
+    const fastify = app(t);
+    const store = new MemoryStore({ clock: () => T0, autoCleanup: false });
+    void fastify.register(rateLimit, { limiter: bucket(store), hook: 'preHandler' });
+    fastify.get('/early', async () => 'early');
+    const own = { hook: 'preHandler', requestsPerMinute: 1, scope: 'own' } as const;
+    fastify.get('/own', { config: { rateLimit: own } }, async () => 'own');
+    fastify.get('/open', { config: { rateLimit: false } }, async () => 'open');
+    assert.deepEqual(await statuses(fastify, '/early', 3), [200, 200, 429]);
+    assert.deepEqual(await statuses(fastify, '/own', 2), [200, 429]);
+    assert.deepEqual(await statuses(fastify, '/open', 3), [200, 200, 200]);
+  });
+
   it('is checked at wire-up, naming the option', async (t) => {
     await assert.rejects(
       async () => app(t).register(rateLimit, { hook: 'onSend' as 'onRequest' }),
