@@ -63,17 +63,28 @@ export class RateLimitGuard implements CanActivate {
     const { complete } = outcome;
     if (complete === undefined) return true;
     const raw = nodeResponse(response);
-    if (raw !== undefined) whenSent(raw, (status) => complete(status, response));
-    else {
-      if (!this.#warnedUnwatchable) {
-        this.#warnedUnwatchable = true;
-        gate.logger.warn(
-          '[tollgate] this Nest platform gives no node:http response to watch, so concurrency slots are freed ' +
-            'and refunds made as each request is admitted; use the Express or Fastify platform',
-        );
-      }
-      complete(undefined, response);
+    if (raw !== undefined) {
+      whenSent(raw, (status) => complete(status, response));
+      return true;
     }
+    if (!this.#warnedUnwatchable) {
+      this.#warnedUnwatchable = true;
+      gate.logger.warn(
+        '[tollgate] this Nest platform gives no node:http response to watch, so concurrency slots are freed as ' +
+          'each request is admitted and no request is refunded (skipFailedRequests and skipSuccessfulRequests ' +
+          'do nothing); use the Express or Fastify platform',
+      );
+    }
+    // Only the slot: `complete` would count the request as failed (no status), and skipFailedRequests would
+    // then refund every request, leaving the route unlimited.
+    outcome.decision?.release?.().catch((error: unknown) => {
+      try {
+        gate.logger.error(
+          error,
+          '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
+        );
+      } catch {}
+    });
     return true;
   }
 }

@@ -15,10 +15,11 @@ export const LIMIT = 3;
 export function recordingStore() {
   const clock = { now: T0 };
   const memory = new MemoryStore({ clock: () => clock.now, autoCleanup: false });
-  const counts = { releases: 0 };
+  const counts = { releases: 0, refunds: 0 };
   const store: Store = {
     evaluate: (request) => {
-      if (request.action === 'refund' && request.lease !== '') counts.releases++;
+      // A release gives back a concurrency slot (named by its lease), a refund the units a request spent.
+      if (request.action === 'refund') counts[request.lease === '' ? 'refunds' : 'releases']++;
       return memory.evaluate(request);
     },
     reset: (keys) => memory.reset(keys),

@@ -3,10 +3,17 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { Controller, type ExecutionContext, Get, Module } from '@nestjs/common';
 import { DiscoveryService, type HttpAdapterHost, ModulesContainer, Reflector } from '@nestjs/core';
-import { RateLimit, RateLimitGuard, TollgateModule } from '../../src/adapters/nestjs.js';
+import {
+  type NestRateLimitOptions,
+  RateLimit,
+  RateLimitException,
+  RateLimitGuard,
+  TollgateModule,
+} from '../../src/adapters/nestjs.js';
 import { RateLimitGates } from '../../src/adapters/nestjs-gates.js';
 import { TollgateError } from '../../src/errors.js';
 import { concurrency } from '../../src/policies/concurrency.js';
+import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { create, decorate, PLATFORMS, until } from './nestjs-app.js';
 import { ItemsController, recordingStore } from './nestjs-controllers.js';
 
@@ -66,10 +73,10 @@ describe('RateLimitGuard outside the Express and Fastify platforms', () => {
     upload() {}
   }
   /** A guard on `options`, and an execution context of `type` whose response is no node:http response. */
-  function guarded(type: string) {
+  function guarded(type: string, limit: Pick<NestRateLimitOptions, 'policy' | 'skipFailedRequests'> = {}) {
     const { store, counts } = recordingStore();
     const logger = { warn: mock.fn(), error: mock.fn() };
-    const options = { policy: concurrency({ max: 1, leaseMs: '1m' }), store, logger };
+    const options = { policy: concurrency({ max: 1, leaseMs: '1m' }), store, logger, ...limit };
     const gates = new RateLimitGates(options, new Reflector(), new DiscoveryService(new ModulesContainer()));
     const setHeader = mock.fn();
     const guard = new RateLimitGuard(gates, { httpAdapter: { setHeader } } as unknown as HttpAdapterHost);
@@ -95,5 +102,17 @@ describe('RateLimitGuard outside the Express and Fastify platforms', () => {
     await until(() => counts.releases === 2, 'the slots were not freed');
     assert.equal(logger.warn.mock.callCount(), 1);
     assert.ok(setHeader.mock.callCount() > 0);
+  });
+
+  it('refunds nothing there, as no response says how a request went: skipFailedRequests leaves the limit whole', async () => {
+    const policy = [concurrency({ max: 1, leaseMs: '1m' }), tokenBucket({ capacity: 2, refillPerSecond: 0 })];
+    const { guard, context, counts, logger } = guarded('http', { policy, skipFailedRequests: true });
+    assert.equal(await guard.canActivate(context), true);
+    await until(() => counts.releases === 1, 'the slot was not freed');
+    assert.equal(await guard.canActivate(context), true);
+    await until(() => counts.releases === 2, 'the slot was not freed');
+    await assert.rejects(guard.canActivate(context), RateLimitException);
+    assert.equal(counts.refunds, 0);
+    assert.match(String(logger.warn.mock.calls[0]?.arguments[0]), /no request is refunded/);
   });
 });
