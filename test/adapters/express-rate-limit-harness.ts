@@ -1,10 +1,12 @@
-// Runs one request sequence through an Express app behind a rate limiter on a mocked clock, over loopback HTTP,
-// and records what a client and the route saw: status, rate-limit headers, body and the request's figures.
+// Express apps behind a rate limiter over loopback HTTP: one request sequence on a mocked clock, recording what a
+// client and the route saw (status, rate-limit headers, body, the request's figures), and a plain app to ask.
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mock } from 'node:test';
-import express, { type RequestHandler } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { MemoryStore } from '../../src/stores/memory-store.js';
+import { degradedResponse, type Store, type StoreRequest } from '../../src/stores/store.js';
 
 /** 2026-01-01T12:00:00.250Z: a quarter second past the second, so every rounding to seconds shows. */
 export const T0 = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
@@ -154,4 +156,40 @@ function compared(headers: IncomingHttpHeaders): Record<string, string> {
   for (const [name, value] of Object.entries(headers))
     if (COMPARED.test(name) && value !== undefined) kept[name] = String(value);
   return kept;
+}
+
+export const store = () => new MemoryStore({ autoCleanup: false });
+export const quiet = () => ({ warn: mock.fn(), error: mock.fn() });
+
+/** An app with `limiter` before GET /, whose error handler answers `{ error: code }` with 500. */
+export async function serve(limiter: RequestHandler) {
+  const errors: unknown[] = [];
+  const app = express();
+  app.use(limiter);
+  app.get('/', (req, res) => {
+    res.json({ figures: req.rateLimit ?? null });
+  });
+  app.use((error: { code?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    errors.push(error);
+    res.status(500).json({ error: error.code });
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const get = async (headers: Record<string, string> = {}) => {
+    const response = await fetch(url, { headers });
+    const text = await response.text();
+    const body: unknown = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
+    return { status: response.status, headers: response.headers, body };
+  };
+  return { get, errors, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** A Tollgate store that cannot reach its data: it answers as its fail mode says. */
+export function unreachable(): Store {
+  return {
+    evaluate: (request: StoreRequest) =>
+      degradedResponse(request.policies, request.failOpen ?? true, 1000, Date.now()),
+    reset: () => undefined,
+  };
 }
