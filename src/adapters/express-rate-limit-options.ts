@@ -31,6 +31,8 @@ export interface ExpressRateLimitStyle {
   /** The gate counts every hit in a fixed window, denied ones too; the middleware compares them with the limit. */
   readonly gate: GateOptions<Request, Response>;
   readonly windowMs: number;
+  /** The most hits the counter holds per window: a `limit` above it could never be enforced. */
+  readonly maxLimit: number;
   readonly limit: (req: Request, res: Response) => number | Promise<number>;
   /** The policy's name, given the request's limit: only draft-8 writes it. */
   readonly name: ((req: Request, res: Response, limit: number) => string | Promise<string>) | undefined;
@@ -54,9 +56,21 @@ export function expressRateLimitStyle(
 ): ExpressRateLimitStyle {
   refuseForeignKeys(options, trigger);
   const windowMs = parseDuration('windowMs', options.windowMs ?? 60_000);
+  // The counter's quota times its window stays below 2^51 (exact in both engines); it must hold a hit at least.
+  const maxLimit = Math.floor((MAX_SPAN - 1) / windowMs);
+  if (maxLimit < 1) throw configError('windowMs', 'must be below 2^51 ms', options.windowMs);
   const limitOption = options.limit === undefined && options.max !== undefined ? 'max' : 'limit';
   const given = options.limit ?? options.max ?? 5;
-  const limit = perRequest(limitOption, given, (value) => nonNegativeInteger(limitOption, value));
+  const limit = perRequest(limitOption, given, (value) => {
+    const n = nonNegativeInteger(limitOption, value);
+    if (n > maxLimit)
+      throw configError(
+        limitOption,
+        `must be at most ${maxLimit} with this \`windowMs\` (their product stays below 2^51)`,
+        n,
+      );
+    return n;
+  });
   const statusCode = positiveInteger('statusCode', options.statusCode ?? 429);
   if (statusCode < 400 || statusCode > 599)
     throw configError('statusCode', 'must be an HTTP error status (400-599)', statusCode);
@@ -94,8 +108,9 @@ export function expressRateLimitStyle(
     handler,
   };
   return {
-    gate: gateOptions(options, windowMs, passOnStoreError),
+    gate: gateOptions(options, windowMs, maxLimit, passOnStoreError),
     windowMs,
+    maxLimit,
     limit: typeof limit === 'number' ? () => limit : limit,
     name: standardHeaders === 'draft-8' ? draft8Name(options.identifier, windowMs) : undefined,
     headers: headerWriter(standardHeaders, legacyHeaders && 'epoch-seconds'),
@@ -112,6 +127,7 @@ export function expressRateLimitStyle(
 function gateOptions(
   options: ExpressRateLimitCompatOptions,
   windowMs: number,
+  maxLimit: number,
   passOnStoreError: boolean,
 ): GateOptions<Request, Response> {
   const keyGenerator = optionalFunction('keyGenerator', options.keyGenerator);
@@ -121,8 +137,9 @@ function gateOptions(
       'ipv6Subnet',
       "groups the default key only: with `keyGenerator`, group inside it (`ipKeyGenerator(req.ip, subnet)` from 'tollgate/express')",
     );
-  // A limit the counter never reaches: denials are counted too, and the middleware compares with the real limit.
-  const counter = fixedWindow({ limit: Math.floor((MAX_SPAN - 1) / windowMs), windowMs, name: 'hits' });
+  // As high a quota as the window allows, denials counted too: the middleware compares with the request's limit,
+  // which is never above it, and a counter that is full denies whatever that limit.
+  const counter = fixedWindow({ limit: maxLimit, windowMs, name: 'hits' });
   const { skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful, logger, scope } = options;
   const store = counterStore(options.store, scope);
   const limiter = createLimiter({

@@ -1,5 +1,6 @@
 // express-rate-limit 8's options as Tollgate's Express middleware takes them, and what its `handler` is given.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Duration } from '../duration.js';
 import type { DecisionEvent } from '../gate-options.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../stores/store.js';
@@ -35,9 +36,12 @@ export const VALIDATIONS = [
 
 /** express-rate-limit 8's options with its meaning, plus Tollgate's `scope`; `store` must be a Tollgate store. */
 export interface ExpressRateLimitCompatOptions {
-  /** The window, anchored at the client's first request in it. Default 60000. */
-  readonly windowMs?: number;
-  /** Requests per window, or a function of the request giving them. Default 5. */
+  /** The window, anchored at the client's first request in it: ms, or a duration such as '15m'. Default 60000. */
+  readonly windowMs?: Duration;
+  /**
+   * Requests per window, or a function of the request giving them. Default 5. At most 2^51 / `windowMs` (868749 for
+   * 30 days): the hits of a window are counted up to that.
+   */
   readonly limit?: ValueOrFunction<number>;
   /** express-rate-limit's older name of `limit` (`limit` wins when both are given). */
   readonly max?: ValueOrFunction<number>;
@@ -106,6 +110,7 @@ export type WithoutExpressRateLimitKeys = { readonly [K in ExpressRateLimitKey]?
 
 /** What `handler` gets as its fourth argument: the options with express-rate-limit's defaults filled in. */
 export interface ExpressRateLimitResolvedOptions extends ExpressRateLimitCompatOptions {
+  /** In ms, a duration string read. */
   readonly windowMs: number;
   readonly limit: ValueOrFunction<number>;
   readonly message: ValueOrFunction<unknown>;

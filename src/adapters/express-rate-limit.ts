@@ -45,10 +45,11 @@ export function expressRateLimit(
     if (complete !== undefined) whenSent(res, (status) => complete(status, res));
     let decision: Decision;
     try {
-      const limit = perRequestLimit(await style.limit(req, res));
+      const limit = perRequestLimit(await style.limit(req, res), style.maxLimit);
       const name = style.name === undefined ? undefined : await style.name(req, res, limit);
-      // The window's hits so far: this one, and denied ones too.
-      const used = counted.limit - counted.remaining;
+      // The window's hits so far: this one, and denied ones too. A full counter counts no more, so past it this
+      // is the least the client has sent (one more than it holds), and the request is denied whatever its limit.
+      const used = counted.limit - counted.remaining + (counted.allowed ? 0 : 1);
       decision = verdict(counted, used, policyOf(limit, name));
       if (style.onDecision !== undefined) {
         const event = {
@@ -84,9 +85,12 @@ export function expressRateLimit(
   });
 }
 
-/** express-rate-limit's decision: `used` hits so far in the counted window, over `policy`. */
+/**
+ * express-rate-limit's decision: `used` hits so far in the counted window, over `policy`. A counter that denied
+ * (it is full) denies too.
+ */
 function verdict(counted: Decision, used: number, policy: AnyPolicy): Decision {
-  const allowed = used <= policy.limit;
+  const allowed = counted.allowed && used <= policy.limit;
   const remaining = Math.max(policy.limit - used, 0);
   const { resetMs, nowMs } = counted;
   const retryAfterMs = allowed ? 0 : resetMs;
@@ -121,11 +125,12 @@ function policies(windowMs: number): (limit: number, name: string | undefined) =
   };
 }
 
-function perRequestLimit(limit: unknown): number {
-  if (typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0) return limit;
+/** A limit function's value: above `max` the counter could not tell the limit was reached. */
+function perRequestLimit(limit: unknown, max: number): number {
+  if (typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0 && limit <= max) return limit;
   throw new TollgateError(
     'ERR_TOLLGATE_ARGUMENT',
-    `\`limit\` must give a non-negative integer (gave ${String(limit)})`,
+    `\`limit\` must give a non-negative integer of at most ${max} with this \`windowMs\` (gave ${String(limit)})`,
   );
 }
 

@@ -109,4 +109,13 @@ describe("express-rate-limit's style: which keys switch to it", () => {
     assert.throws(() => rateLimit({ windowMs: 120_000, store: capped }), { code: 'ERR_TOLLGATE_CONFIG' });
     rateLimit({ windowMs: 30_000, store: capped });
   });
+
+  it('refuses a limit above what its hit counter holds, and a windowMs that holds no hit, naming the bound', () => {
+    // The counter's quota times its window stays below 2^51: 868749 hits in 30 days.
+    refuses({ windowMs: '30d', limit: 1_000_000 }, 'limit', /must be at most 868749 with this `windowMs`/);
+    refuses({ windowMs: 30 * 86_400_000, max: 868_750 }, 'max', /at most 868749.*below 2\^51/);
+    rateLimit({ windowMs: '30d', limit: 868_749 });
+    refuses({ windowMs: 2 ** 52 }, 'windowMs', /must be below 2\^51 ms/);
+    refuses({ windowMs: 2 ** 51, limit: 0 }, 'windowMs', /must be below 2\^51 ms/);
+  });
 });

@@ -2,6 +2,7 @@
 // counter, failures handed to Express, the instance methods, observers and the trust-proxy warning.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Request, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from '../../src/adapters/express.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import { quiet, serve, store, unreachable } from './express-rate-limit-harness.js';
@@ -49,6 +50,47 @@ describe("express-rate-limit's style: beyond the differential test", () => {
       } finally {
         await app.close();
       }
+    }
+  });
+
+  it('a full hit counter denies whatever the limit, and a limit function above what it holds is an error', async () => {
+    // A window of 2^49 ms holds 3 hits (their product stays below 2^51): the 4th is denied at a limit of 3.
+    const denying = (req: Request, res: Response) => {
+      const { limit, used, remaining } = req.rateLimit ?? {};
+      res.status(429).json({ limit, used, remaining });
+    };
+    for (const limit of [3, () => 3]) {
+      const app = await serve(
+        rateLimit({
+          windowMs: 2 ** 49,
+          limit,
+          store: store(),
+          keyGenerator: () => 'alice',
+          handler: denying,
+        }),
+      );
+      try {
+        const answers = [];
+        for (let i = 0; i < 5; i++) answers.push(await app.get());
+        assert.deepEqual(
+          answers.map(({ status }) => status),
+          [200, 200, 200, 429, 429],
+        );
+        // The counter holds 3, so the 4th hit is the least it can tell.
+        assert.deepEqual(answers[3]?.body, { limit: 3, used: 4, remaining: 0 });
+      } finally {
+        await app.close();
+      }
+    }
+    const above = await serve(rateLimit({ windowMs: 2 ** 49, limit: () => 4, store: store() }));
+    try {
+      assert.deepEqual(await above.get().then(({ status, body }) => [status, body]), [
+        500,
+        { error: 'ERR_TOLLGATE_ARGUMENT' },
+      ]);
+      assert.match(String((above.errors[0] as Error).message), /at most 3 with this `windowMs` \(gave 4\)/);
+    } finally {
+      await above.close();
     }
   });
 
