@@ -87,7 +87,7 @@ export function expressRateLimit(
 
 /**
  * express-rate-limit's decision: `used` hits so far in the counted window, over `policy`. A counter that denied
- * (it is full) denies too.
+ * (it is full) denies too; what the count says of the store (`degraded`: the memory fallback answered) holds.
  */
 function verdict(counted: Decision, used: number, policy: AnyPolicy): Decision {
   const allowed = counted.allowed && used <= policy.limit;
@@ -95,7 +95,15 @@ function verdict(counted: Decision, used: number, policy: AnyPolicy): Decision {
   const { resetMs, nowMs } = counted;
   const retryAfterMs = allowed ? 0 : resetMs;
   const policies = [{ allowed, remaining, resetMs, retryAfterMs, policy }];
-  const decision = { allowed, limit: policy.limit, remaining, resetMs, nowMs, policies };
+  const decision = {
+    allowed,
+    limit: policy.limit,
+    remaining,
+    resetMs,
+    nowMs,
+    policies,
+    ...(counted.degraded === undefined ? {} : { degraded: counted.degraded }),
+  };
   return allowed ? decision : { ...decision, retryAfterMs };
 }
 

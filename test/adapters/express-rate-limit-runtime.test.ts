@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Request, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from '../../src/adapters/express.js';
+import type { Decision } from '../../src/decision.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
+import type { Store } from '../../src/stores/store.js';
 import { quiet, serve, store, unreachable } from './express-rate-limit-harness.js';
 
 describe("express-rate-limit's style: beyond the differential test", () => {
@@ -91,6 +93,38 @@ describe("express-rate-limit's style: beyond the differential test", () => {
       assert.match(String((above.errors[0] as Error).message), /at most 3 with this `windowMs` \(gave 4\)/);
     } finally {
       await above.close();
+    }
+  });
+
+  it("a decision the store's memory fallback made reaches onDecision (metrics) marked degraded", async () => {
+    const inner = store();
+    const fallback: Store = {
+      evaluate: async (request) => ({ ...(await inner.evaluate(request)), degraded: 'fallback' }),
+      reset: (keys) => inner.reset(keys),
+    };
+    const heard: Decision[] = [];
+    const app = await serve(
+      rateLimit({
+        limit: 1,
+        store: fallback,
+        onDecision: ({ decision }) => {
+          heard.push(decision);
+        },
+      }),
+    );
+    try {
+      const allowed = await app.get();
+      assert.equal(allowed.status, 200);
+      assert.equal((await app.get()).status, 429);
+      assert.deepEqual(
+        heard.map(({ allowed, degraded }) => [allowed, degraded]),
+        [
+          [true, 'fallback'],
+          [false, 'fallback'],
+        ],
+      );
+    } finally {
+      await app.close();
     }
   });
 
