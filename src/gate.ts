@@ -107,6 +107,8 @@ export function createGate<Req, Res = unknown>(
     readonly options?: readonly string[];
     /** Options the adapter does not take, with what to write instead, over the other limiters' (`FOREIGN_OPTIONS`). */
     readonly elsewhere?: Readonly<Record<string, string>>;
+    /** false: the adapter hands a failure to the framework's error handling, which reports it, so the gate does not. */
+    readonly reportsFailures?: false;
   },
 ): Gate<Req, Res> {
   if (typeof options !== 'object' || options === null)
@@ -165,7 +167,8 @@ export function createGate<Req, Res = unknown>(
       return { action: 'reject', headers, status, body, decision, info };
     } catch (error) {
       // Error first: pino reads its first argument as the object to log, console prints both either way.
-      log.error(error, '[tollgate] rate limiter failed; answering 500');
+      if (adapter.reportsFailures !== false)
+        log.error(error, '[tollgate] rate limiter failed; answering 500');
       return { action: 'fail', status: 500, body: FAILURE_BODY, error };
     }
   };

@@ -24,7 +24,12 @@ export function expressRateLimit(
   trigger: string,
 ): ExpressRateLimitHandler {
   const style = expressRateLimitStyle(options, trigger);
-  const gate = createGate<Request, Response>(style.gate, { name: 'rateLimit', identifier: (req) => req.ip });
+  // What fails goes to Express's error handling, which reports it: the gate logging it too would say it twice.
+  const gate = createGate<Request, Response>(style.gate, {
+    name: 'rateLimit',
+    identifier: (req) => req.ip,
+    reportsFailures: false,
+  });
   const warn = style.warnBehindProxy ? proxyWarning(gate.logger) : undefined;
   const policyOf = policies(style.windowMs);
   const { limiter } = gate;
