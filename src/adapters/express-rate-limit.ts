@@ -13,6 +13,9 @@ import type { ExpressRateLimitCompatOptions, ExpressRateLimitHandler } from './e
 
 /** Policies already built for a (limit, name) pair; a limit function's few values each get one. */
 const MAX_POLICIES = 64;
+const IGNORED_IDENTIFIER =
+  "[tollgate] in express-rate-limit's style `identifier` names the policy in draft-8 headers; the client key is " +
+  "`keyGenerator`, and without `standardHeaders: 'draft-8'` `identifier` does nothing.";
 
 /**
  * As express-rate-limit counts: each hit of a window, a denied one too, against the limit of this request (so a
@@ -30,6 +33,9 @@ export function expressRateLimit(
     identifier: (req) => req.ip,
     reportsFailures: false,
   });
+  // express-rate-limit takes `identifier` without draft-8 too (and does nothing with it): one moving from
+  // Tollgate's options may mean the client key by it.
+  if (options.identifier !== undefined && style.name === undefined) gate.logger.warn(IGNORED_IDENTIFIER);
   const warn = style.warnBehindProxy ? proxyWarning(gate.logger) : undefined;
   const policyOf = policies(style.windowMs);
   const { limiter } = gate;

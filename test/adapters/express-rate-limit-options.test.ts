@@ -2,9 +2,10 @@
 // what is warned of.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Request } from 'express';
 import { rateLimit } from '../../src/adapters/express.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
-import { serve, store } from './express-rate-limit-harness.js';
+import { quiet, serve, store } from './express-rate-limit-harness.js';
 
 function refuses(options: object, option: string, message: RegExp): void {
   assert.throws(() => rateLimit(options as never), { code: 'ERR_TOLLGATE_CONFIG', option, message });
@@ -117,5 +118,30 @@ describe("express-rate-limit's style: which keys switch to it", () => {
     rateLimit({ windowMs: '30d', limit: 868_749 });
     refuses({ windowMs: 2 ** 52 }, 'windowMs', /must be below 2\^51 ms/);
     refuses({ windowMs: 2 ** 51, limit: 0 }, 'windowMs', /must be below 2\^51 ms/);
+  });
+
+  it('warns once at wire-up that `identifier` is no client key, unless draft-8 headers name the policy by it', async () => {
+    const cases = [
+      [{ windowMs: 1000, identifier: (req: Request) => req.ip ?? '' }, 1],
+      [{ limit: 5, standardHeaders: 'draft-7', identifier: 'api' }, 1],
+      [{ limit: 5, standardHeaders: 'draft-8', identifier: 'api' }, 0],
+      [{ limit: 5, standardHeaders: 'draft-8' }, 0],
+      [{ limit: 5 }, 0],
+    ] as const;
+    for (const [options, warnings] of cases) {
+      const logger = quiet();
+      const app = await serve(rateLimit({ ...options, logger, store: store() }));
+      try {
+        for (let i = 0; i < 2; i++) assert.equal((await app.get()).status, 200);
+      } finally {
+        await app.close();
+      }
+      assert.equal(logger.warn.mock.callCount(), warnings, JSON.stringify(options));
+      if (warnings > 0)
+        assert.match(
+          String(logger.warn.mock.calls[0]?.arguments[0]),
+          /in express-rate-limit's style `identifier` names the policy in draft-8 headers; the client key is `keyGenerator`/,
+        );
+    }
   });
 });
