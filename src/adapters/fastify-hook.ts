@@ -2,9 +2,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
-import { configError } from '../errors.js';
 import { createGate, type GateOutcome } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
+import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { Limiter } from '../limiter.js';
 import type { Logger } from '../logger.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
@@ -33,9 +33,8 @@ export class RateLimitError extends Error {
   readonly rateLimit: RateLimitInfo;
 
   constructor({ status, body, decision, info }: Rejection) {
-    const { message } = body as { message?: unknown };
     // The status's own text for a `message` object, as Fastify's error pages have it.
-    super(typeof message === 'string' ? message : (STATUS_CODES[status] ?? 'Rate limited'));
+    super(rejectionMessage(body) ?? STATUS_CODES[status] ?? 'Rate limited');
     this.statusCode = status;
     this.body = body;
     this.decision = decision;
@@ -56,10 +55,7 @@ export function limitHook(
   const handler = optionalFunction('handler', options.handler);
   const onExceeding = optionalFunction('onExceeding', options.onExceeding);
   const onExceeded = optionalFunction('onExceeded', options.onExceeded);
-  const throws = options.throw ?? false;
-  if (typeof throws !== 'boolean') throw configError('throw', 'must be a boolean', throws);
-  if (throws && handler !== undefined)
-    throw configError('throw', "cannot be combined with `handler`: Fastify's error handler answers it");
+  const throws = throwOption(options.throw, handler, "Fastify's error handler answers it");
   // Fastify's logger for the request (its id bound) unless the options name one.
   const ownLogger = options.logger !== undefined;
 

@@ -4,10 +4,11 @@ import type { GetConnInfo } from 'hono/conninfo';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Decision } from '../decision.js';
-import { configError, TollgateError } from '../errors.js';
+import { TollgateError } from '../errors.js';
 import { createGate, type GateOutcome } from '../gate.js';
 import { isNodeResponse, whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { Identity } from '../identity/identity.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
@@ -37,13 +38,7 @@ export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler
     options: ['handler', 'throw'],
   });
   const handler = optionalFunction('handler', options.handler);
-  const throws = options.throw ?? false;
-  if (typeof throws !== 'boolean') throw configError('throw', 'must be a boolean', throws);
-  if (throws && handler !== undefined)
-    throw configError(
-      'throw',
-      "cannot be combined with `handler`: the app's onError answers a thrown rejection",
-    );
+  const throws = throwOption(options.throw, handler, "the app's onError answers a thrown rejection");
 
   return async (c, next) => {
     const outcome = await gate.check(c);
@@ -74,10 +69,10 @@ function rejection(
   { status, body, headers }: Extract<GateOutcome, { action: 'reject' }>,
 ): HTTPException {
   c.res = Response.json(body, { status, headers });
-  const { message } = body as { message?: unknown };
+  const message = rejectionMessage(body);
   return new HTTPException(status as ContentfulStatusCode, {
     res: Response.json(body, { status, headers }),
-    ...(typeof message === 'string' ? { message } : {}),
+    ...(message === undefined ? {} : { message }),
   });
 }
 

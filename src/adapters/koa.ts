@@ -1,10 +1,10 @@
 // Koa 3 middleware: resolve the client, ask the core, copy headers onto ctx, answer 429 (or throw it).
 import type { Context, Response as KoaResponse, Middleware } from 'koa';
 import type { Decision } from '../decision.js';
-import { configError } from '../errors.js';
 import { createGate } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
 
@@ -34,10 +34,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
     options: ['handler', 'throw'],
   });
   const handler = optionalFunction('handler', options.handler);
-  const throws = options.throw ?? false;
-  if (typeof throws !== 'boolean') throw configError('throw', 'must be a boolean', throws);
-  if (throws && handler !== undefined)
-    throw configError('throw', "cannot be combined with `handler`: the app's error middleware answers it");
+  const throws = throwOption(options.throw, handler, "the app's error middleware answers it");
 
   return async (ctx, next) => {
     const outcome = await gate.check(ctx);
@@ -55,10 +52,10 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
       return next();
     }
     if (throws) {
-      const { message } = outcome.body as { message?: unknown };
+      const message = rejectionMessage(outcome.body);
       // Exposed whatever the status, since it is the client's answer; `headers` survive Koa's default handler.
       const props = { headers: outcome.headers, expose: true };
-      if (typeof message === 'string') ctx.throw(outcome.status, message, props);
+      if (message !== undefined) ctx.throw(outcome.status, message, props);
       // A body without a message of its own (a `message` object) leaves the status's text to http-errors.
       ctx.throw(outcome.status, props);
     }
