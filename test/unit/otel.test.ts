@@ -234,14 +234,24 @@ describe('createOtelMetrics', () => {
 });
 
 describeWithRedis('createOtelMetrics over a real RedisStore', () => {
-  it('exports its timeouts, errors by kind, breaker state and trips, script reloads, batches and deny-cache hits', async () => {
+  it('exports its timeouts, errors by kind, breaker state and trips, script reloads, batches and deny-cache hits', async (t) => {
+    // The breaker probes on setInterval alone: mocked, it probes only when the test ticks it.
+    t.mock.timers.enable({ apis: ['setInterval'] });
     const server = await startRedisServer();
+    let breakerClosed = () => {};
+    const closed = new Promise<void>((resolve) => (breakerClosed = resolve));
     const store = new RedisStore({
       url: server.url,
       commandTimeoutMs: 150,
       reconnectCooldownMs: 200,
       breakerThreshold: 2,
-      logger: { warn: () => {}, error: () => {} },
+      logger: {
+        // The store logs the breaker's closing: the test waits on that, not on a clock.
+        warn: (message) => {
+          if (String(message).includes('circuit breaker closed')) breakerClosed();
+        },
+        error: () => {},
+      },
     });
     try {
       await store.connect();
@@ -276,11 +286,12 @@ describeWithRedis('createOtelMetrics over a real RedisStore', () => {
       } finally {
         server.resume();
       }
-      // The background probe closes the breaker once Redis answers again.
-      for (const deadline = Date.now() + 5000; store.breakerOpen; ) {
-        assert.ok(Date.now() < deadline, 'the breaker closes');
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      // The breaker's next probe, once Redis answers again, closes it.
+      await server.command('PING');
+      assert.equal(store.breakerOpen, true);
+      t.mock.timers.tick(200);
+      await closed;
+      assert.equal(store.breakerOpen, false);
       assert.deepEqual(values(await collect(reader), 'tollgate.store.breaker.state'), { '': 0 });
       await server.kill();
       assert.equal((await limiter.consume('w')).degraded, 'fail-open');
