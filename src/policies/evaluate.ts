@@ -25,6 +25,12 @@ export interface Operation {
    * so that each policy gives them back only where they still count. Absent: now.
    */
   readonly spentAtMs?: number;
+  /**
+   * `refund` only, with `spentAtMs`: each policy's `resetMs` in the consuming decision, index-aligned with the
+   * policies (a token bucket learns from it when the units refill). Absent, or shorter: each policy missing assumes
+   * the least it can be sure of.
+   */
+  readonly spentResetMs?: readonly number[];
 }
 
 export interface Evaluation {
@@ -157,7 +163,7 @@ function change(
   policies: readonly AnyPolicy[],
   states: readonly unknown[],
   nowMs: number,
-  { action, cost, spentAtMs = nowMs }: Operation,
+  { action, cost, spentAtMs = nowMs, spentResetMs }: Operation,
   lease: string,
 ): Evaluation {
   const results: PolicyResult[] = [];
@@ -167,7 +173,7 @@ function change(
     results.push(policy.evaluate(states[i], nowMs, 0).result);
     const write =
       action === 'refund'
-        ? policy.refund(states[i], nowMs, cost, lease, spentAtMs)
+        ? policy.refund(states[i], nowMs, cost, lease, spentAtMs, spentResetMs?.[i])
         : policy.block?.(states[i], nowMs, cost);
     writes.push(write ?? NOTHING);
   }

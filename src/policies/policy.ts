@@ -64,7 +64,8 @@ export interface Policy<S = unknown> {
   /**
    * Gives back `cost` units spent at `spentAtMs` (and frees `lease`'s concurrency slot): only to the window that
    * counted them, and never past a full quota, so a late refund hands back nothing a later window or the refill has
-   * given already. `undefined` when that changes nothing.
+   * given already. `spentResetMs` is this policy's `resetMs` in the spending decision, when known (a token bucket
+   * learns from it when those units refill). `undefined` when that changes nothing.
    */
   refund(
     state: S | undefined,
@@ -72,6 +73,7 @@ export interface Policy<S = unknown> {
     cost: number,
     lease: string,
     spentAtMs: number,
+    spentResetMs?: number,
   ): Write<S> | undefined;
   /** Only a lockout has one: the state that denies everything for `ms` from now (never shortening a longer one). */
   block?(state: S | undefined, nowMs: number, ms: number): Write<S> | undefined;

@@ -88,7 +88,8 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     reservable: true,
     args: [capacity, interval],
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
-    refund: (tat, nowMs, cost, _lease, spentAtMs) => refund(interval, tat, nowMs, cost, spentAtMs),
+    refund: (tat, nowMs, cost, _lease, spentAtMs, spentResetMs) =>
+      refund(interval, tat, nowMs, cost, spentAtMs, spentResetMs),
     scale: (share) =>
       tokenBucket({ name, capacity: scaledQuota(capacity, share), refillPerSecond: perSecond * share }),
   };
@@ -137,9 +138,11 @@ function transition(
 
 /**
  * Moves `tat` back by what the refunded tokens still hold back, never before now (a bucket holds at most its
- * capacity). Tokens spent `elapsed` ago have refilled for that long at most (all of it when the bucket was full as
- * they were spent; a busy bucket refills them later), so `cost x interval - elapsed` of them is surely still owed,
- * and a late refund never hands back tokens the refill has given already. A bucket that never refills owes them all.
+ * capacity). Spent tokens join the end of the refill's queue: they come back during the `cost x interval` before
+ * the full-again time that spend made, so what is still owed is that time less now, at most `cost x interval`.
+ * The spending decision's `resetMs` names that time to the ms, rounded up; with an interval of whole ms it is exact,
+ * else up to 999 µs is taken off, so a refund never hands back what the refill has given already. Without it only
+ * `spentAt + cost x interval` is sure (a full bucket at the spend). A bucket that never refills owes them all.
  */
 function refund(
   interval: number,
@@ -147,10 +150,17 @@ function refund(
   nowMs: number,
   cost: number,
   spentAtMs: number,
+  spentResetMs: number | undefined,
 ): Write<number> | undefined {
   const refills = interval > 0;
   const now = refills ? nowMs * 1000 : 0;
-  const owed = refills ? cost * interval - Math.max(0, now - spentAtMs * 1000) : cost;
+  let owed = cost;
+  if (refills) {
+    let full = spentAtMs * 1000 + cost * interval;
+    if (spentResetMs !== undefined)
+      full = Math.max(full, (spentAtMs + spentResetMs) * 1000 - (interval % 1000 === 0 ? 0 : 999));
+    owed = Math.min(cost * interval, full - now);
+  }
   if (tat === undefined || tat <= now || owed <= 0) return undefined;
   const next = Math.max(now, tat - owed);
   return { next, ttlMs: refills ? ceilDiv(next - now, 1000) : -1 };
@@ -185,10 +195,18 @@ policies['token-bucket'] = {
     if refills and cost <= capacity then retry = ceil_div(next - tau - now, 1000) end
     return 0, math.max(0, floor_div(tau - (base - now), step)), reset, retry, nil, 0
   end,
-  refund = function(tat, now_ms, cost, capacity, interval, lease, spent_at)
+  refund = function(tat, now_ms, cost, capacity, interval, lease, spent_at, spent_reset)
     local refills = interval > 0
     local now, owed = 0, cost
-    if refills then now, owed = now_ms * 1000, cost * interval - math.max(0, now_ms * 1000 - spent_at * 1000) end
+    if refills then
+      local full = spent_at * 1000 + cost * interval
+      if spent_reset then
+        local slack = 999
+        if interval % 1000 == 0 then slack = 0 end
+        full = math.max(full, (spent_at + spent_reset) * 1000 - slack)
+      end
+      now, owed = now_ms * 1000, math.min(cost * interval, full - now_ms * 1000)
+    end
     if not tat or tat <= now or owed <= 0 then return nil end
     local next = math.max(now, tat - owed)
     local rest = -1

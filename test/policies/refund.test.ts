@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow, slidingWindow, slidingWindowCounter, tokenBucket } from '../../src/index.js';
+import { evaluatePolicies } from '../../src/policies/evaluate.js';
 import { Run, result } from './helpers.js';
 
 describe('tokenBucket.refund: moves the full-again time back, never before now', () => {
@@ -59,6 +60,67 @@ describe('tokenBucket.refund: moves the full-again time back, never before now',
     assert.equal(run.at(5000).allowed, false);
     // The same refund, named by the second spend, gives it all back.
     assert.deepEqual(bucket.refund(run.state, 5000, 5, '', 5000), { next: 5_000_000, ttlMs: 0 });
+  });
+
+  it('a late refund on a busy bucket gives back what its refill has not reached: spent tokens refill last', () => {
+    // 60 rpm, 30 tokens used: the token spent at 0 refills during [30 s, 31 s] (its decision's resetMs, 31000).
+    const rpm = tokenBucket({ requestsPerMinute: 60 });
+    const run = new Run(rpm);
+    assert.equal(run.burst(0, 30), 30);
+    assert.equal(run.at(0).resetMs, 31_000);
+    // A failed response 1 s later: the whole token is still owed (full at the spend, 1 s would have refilled it).
+    assert.deepEqual(rpm.refund(run.state, 1000, 1, '', 0, 31_000), { next: 30_000_000, ttlMs: 29_000 });
+    assert.equal(rpm.refund(run.state, 1000, 1, '', 0), undefined, 'without the decision, only what is sure');
+    // Two more spent at 0 (refilling during [31 s, 33 s]), then one at 10 s; half a token of the two refilled by 32.5 s.
+    assert.equal(run.at(0, 2).resetMs, 33_000);
+    run.at(10_000);
+    assert.deepEqual(rpm.refund(run.state, 32_500, 2, '', 0, 33_000), { next: 33_500_000, ttlMs: 1000 });
+    assert.deepEqual(rpm.refund(run.state, 32_999, 2, '', 0, 33_000), { next: 33_999_000, ttlMs: 1000 });
+    // Once its refill has given them back, a refund gives nothing, however busy the bucket is since.
+    assert.equal(rpm.refund(run.state, 33_000, 2, '', 0, 33_000), undefined);
+    assert.equal(rpm.refund(run.state, 40_000, 2, '', 0, 33_000), undefined);
+  });
+
+  it('a decision rounded to the ms never names a later refill than the real one: up to 999 µs less is owed', () => {
+    // 3 per second: one token every 333,334 µs, so the decision's resetMs (whole ms, rounded up) is not exact.
+    const three = tokenBucket({ capacity: 3, refillPerSecond: 3 });
+    const run = new Run(three);
+    assert.equal(run.at(0).resetMs, 334);
+    assert.equal(run.at(0).resetMs, 667);
+    assert.equal(run.state, 666_668);
+    // The first, spent on a full bucket, refills during [0, 333,334]: at 100 ms 233,334 µs of it are owed, exactly.
+    assert.deepEqual(three.refund(run.state, 100, 1, '', 0, 334), { next: 433_334, ttlMs: 334 });
+    // The second refills during [333,334, 666,668]; its decision says 667 ms, of which 666,001 µs are sure.
+    assert.deepEqual(three.refund(run.state, 500, 1, '', 0, 667), { next: 500_667, ttlMs: 1 });
+  });
+
+  it('with several policies, each gives back by its own figures in the spending decision', () => {
+    const slow = tokenBucket({ name: 'slow', requestsPerMinute: 60 });
+    const fast = tokenBucket({ name: 'fast', capacity: 10, refillPerSecond: 10 });
+    const policies = [slow, fast];
+    const spend = evaluatePolicies(policies, [20_000_000, 500_000], 0, { action: 'consume', cost: 1 });
+    assert.deepEqual(
+      spend.results.map((r) => r.resetMs),
+      [21_000, 600],
+    );
+    // One more request after it, so that a token given back shows in each state.
+    const spent = evaluatePolicies(
+      policies,
+      spend.writes.map((w) => w.next),
+      0,
+      { action: 'consume', cost: 1 },
+    ).writes.map((w) => w.next);
+    const refund = (nowMs: number, spentResetMs?: readonly number[]) =>
+      evaluatePolicies(policies, spent, nowMs, {
+        action: 'refund',
+        cost: 1,
+        spentAtMs: 0,
+        ...(spentResetMs === undefined ? {} : { spentResetMs }),
+      }).writes.map((w) => w.next);
+    // The slow bucket owes the whole token still; the fast one has refilled half of it.
+    assert.deepEqual(refund(550, [21_000, 600]), [21_000_000, 650_000]);
+    // Without the figures, only a full bucket's refill is assumed.
+    assert.deepEqual(refund(550), [21_550_000, undefined]);
   });
 
   it('a bucket that never refills gets its tokens back, and still never rests', () => {

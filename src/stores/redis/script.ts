@@ -13,7 +13,8 @@ import type { ScriptClient } from './client.js';
  * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
  *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
  *       arguments, then per request its cost, its lease ('' for none) and its timing: for a consume how far ahead it
- *       may be booked (ms), for a refund when its units were spent (epoch ms; '' for now). With no policies the call
+ *       may be booked (ms), for a refund when its units were spent (epoch ms; '' for now), then, comma-separated,
+ *       each policy's resetMs in the spending decision when known. With no policies the call
  *       is a probe of the node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
  *        a request that raised an error (a key of another type, say) has the message in its first place.
@@ -131,7 +132,7 @@ local function evaluate(base, cost, lease, max_delay)
 end
 
 -- A refund or a block: each policy's view before it, then its change.
-local function change(base, cost, lease, spent_at)
+local function change(base, cost, lease, spent)
   local out = { 1, 0 }
   for k = 1, per do
     local s, key = specs[k], KEYS[base + k]
@@ -140,7 +141,7 @@ local function change(base, cost, lease, spent_at)
     for j = 1, 4 do out[#out + 1] = e[j] end
     local next, rest
     if action == 'r' then
-      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease, spent_at)
+      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease, spent[1] or now, spent[k + 1])
     elseif s.policy.block then
       next, rest = s.policy.block(state, now, cost)
     end
@@ -153,7 +154,11 @@ end
 local function decide(d)
   local base, at = (d - 1) * per, 4 + 3 * per + 3 * d
   local cost, lease, timing = tonumber(ARGV[at]), ARGV[at + 1], tonumber(ARGV[at + 2])
-  if action == 'r' or action == 'b' then return change(base, cost, lease, timing or now) end
+  if action == 'r' or action == 'b' then
+    local spent = {}
+    for figure in string.gmatch(ARGV[at + 2], '[^,]+') do spent[#spent + 1] = tonumber(figure) end
+    return change(base, cost, lease, spent)
+  end
   local max_delay = timing
   if per == 1 then
     local s, key = specs[1], KEYS[d]
@@ -228,10 +233,13 @@ const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
   block: 'b',
 };
 
-/** A request's timing argument: when a refund's units were spent ('' for now), else how far ahead it may be booked. */
-export function timingArgument({ action, maxDelayMs, spentAtMs }: Operation): string {
+/**
+ * A request's timing argument: for a refund when its units were spent ('' for now) and each policy's resetMs then
+ * (`1700000000000,500,60000`), else how far ahead it may be booked.
+ */
+export function timingArgument({ action, maxDelayMs, spentAtMs, spentResetMs = [] }: Operation): string {
   if (action !== 'refund') return String(maxDelayMs ?? 0);
-  return spentAtMs === undefined ? '' : String(spentAtMs);
+  return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
 }
 
 /** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
