@@ -118,9 +118,9 @@ async function refundIfDue<Req, Res>(
       log(logger, error, '[tollgate] requestWasSuccessful threw; the request counts as failed');
     }
   }
-  // Named by when they were spent, the units go back only where they still count: a response that outlived its
-  // window gives nothing to the client's next one.
-  if (success === succeeded) await limiter.refund(identity, { cost, spentAtMs: decision.nowMs });
+  // Named by the admission that spent them, the units go back only where they still count: a response that outlived
+  // its window gives nothing to the client's next one, nor a bucket the tokens its refill has given back.
+  if (success === succeeded) await limiter.refund(identity, { cost, spent: decision });
 }
 
 /** Runs `task` in the background: what it throws or rejects with is logged, never left unhandled. */

@@ -42,13 +42,27 @@ export interface RefundOptions {
   /** Units to give back. Default: the limiter's cost. */
   readonly cost?: number;
   /**
-   * When the units were spent, on the store's clock: the consuming decision's `nowMs` (Redis's clock on a
-   * RedisStore, not this process's). Each policy then gives them back only where they still count: a window only to
-   * the window that counted them (a sliding window counter's current or previous one), a log only its entries from
-   * then or before, a token bucket only what the refill has not given back since. Default: now, so units spent in
-   * an earlier window than the current one must name their time, or the current window takes them.
+   * The admission that spent the units (what `consume` or `wait` answered): each policy then gives them back only
+   * where they still count: a window only to the window that counted them (a sliding window counter's current or
+   * previous one), a log only its entries from then or before, a token bucket only the tokens its refill has not
+   * given back yet (they refill last, when the spend's `resetMs` runs out). Default: spent now, so units spent in an
+   * earlier window than the current one must name their spend, or the current window takes them.
+   */
+  readonly spent?: Pick<Decision, 'allowed' | 'nowMs' | 'policies'>;
+  /**
+   * Instead of `spent`, when only the time is kept: the consuming decision's `nowMs`, on the store's clock (Redis's
+   * on a RedisStore, not this process's). A token bucket then assumes it was full at the spend, so a refund after
+   * some of the refill gives back less than `spent` would (never more).
    */
   readonly spentAtMs?: number;
+}
+
+/** What a refund, a release or a block asks of the store. */
+interface Change {
+  readonly units: number;
+  readonly lease?: string;
+  readonly spentAtMs?: number;
+  readonly spentResetMs?: readonly number[];
 }
 
 export interface Limiter {
@@ -61,7 +75,7 @@ export interface Limiter {
   peek(identifier: string, options?: ConsumeOptions): Promise<Decision>;
   /**
    * Gives back units spent earlier (a request that should not have counted): never beyond a full quota, and, given
-   * `spentAtMs: decision.nowMs`, only where those units still count (never into a window opened since). Rejects
+   * `spent: decision`, only where those units still count (never into a window opened since). Rejects
    * (`ERR_TOLLGATE_STORE`) when the store could not apply it.
    */
   refund(identifier: string, options?: RefundOptions): Promise<void>;
@@ -118,7 +132,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     cost: number,
     lease: string,
     maxDelayMs: number,
-    spentAtMs?: number,
+    spent?: Pick<Change, 'spentAtMs' | 'spentResetMs'>,
   ) => {
     const id = encodeIdentifier(identifier);
     // Every field set, in one order, so that every consume has one shape; only a refund may say when it spent.
@@ -126,17 +140,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
       failOpen === undefined
         ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs }
         : { scope, id, policies: enforced, action, cost, lease, maxDelayMs, failOpen };
-    return store.evaluate(spentAtMs === undefined ? request : { ...request, spentAtMs });
+    return store.evaluate(spent === undefined ? request : { ...request, ...spent });
   };
   /** A refund or a block must really happen: a fail mode's answer means it did not. */
   const change = async (
     identifier: string,
     action: StoreAction,
-    requested: number,
-    spentAtMs?: number,
-    lease = '',
+    { units: requested, lease = '', ...spent }: Change,
   ) => {
-    const { degraded } = await ask(identifier, action, units(requested), lease, 0, spentAtMs);
+    const { degraded } = await ask(identifier, action, units(requested), lease, 0, spent);
     if (degraded === 'fail-open' || degraded === 'fail-closed')
       throw new TollgateError(
         'ERR_TOLLGATE_STORE',
@@ -144,7 +156,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
   };
   const release = async (identifier: string, lease: string) => {
-    await change(identifier, 'refund', 0, undefined, lease);
+    await change(identifier, 'refund', { units: 0, lease });
     for (const wake of waiters.get(identifier) ?? []) wake();
   };
   const decide = async (
@@ -186,7 +198,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
       decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
     peek: (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
     refund: async (identifier, refundOptions) =>
-      change(identifier, 'refund', refundOptions?.cost ?? defaultCost, instant(refundOptions?.spentAtMs)),
+      change(identifier, 'refund', {
+        units: refundOptions?.cost ?? defaultCost,
+        ...spentBy(policies, refundOptions),
+      }),
     wait: async (identifier, waitOptions) => {
       const cost = waitOptions?.cost ?? defaultCost;
       return waitFor(
@@ -195,8 +210,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           attempt: (maxDelayMs) => decide(identifier, 'consume', cost, maxDelayMs),
           giveBack: async (decision) => {
             await Promise.all([
-              // Spent at the decision's instant, on the store's clock.
-              change(identifier, 'refund', cost, decision.nowMs),
+              change(identifier, 'refund', { units: cost, ...spentBy(policies, { spent: decision }) }),
               // Stryker disable next-line OptionalChaining: without a slot the refund is already sent when the call throws, and wait swallows it
               decision.release?.(),
             ]);
@@ -209,7 +223,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     block: async (identifier, ms) => {
       if (blockMs === undefined)
         throw configError('blockMs', 'must be set for block() (0 checks blocks without starting any)');
-      await change(identifier, 'block', blockDuration('ms', ms, 1));
+      await change(identifier, 'block', { units: blockDuration('ms', ms, 1) });
     },
     unblock: async (identifier) => {
       if (blockMs === undefined)
@@ -234,15 +248,30 @@ function units(cost: number): number {
   return cost;
 }
 
-/** A refund's spend time, when given: whole epoch ms. */
-function instant(spentAtMs: number | undefined): number | undefined {
-  if (spentAtMs !== undefined && (!Number.isSafeInteger(spentAtMs) || spentAtMs < 0)) {
-    throw new TollgateError(
-      'ERR_TOLLGATE_ARGUMENT',
-      `\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`,
-    );
-  }
-  return spentAtMs;
+/** What a refund says of its spend: when (whole epoch ms), and each policy's resetMs then when it names the decision. */
+function spentBy(
+  policies: readonly AnyPolicy[],
+  options: RefundOptions | undefined,
+): Pick<Change, 'spentAtMs' | 'spentResetMs'> {
+  const spent = options?.spent;
+  if (spent === undefined) return instant(options?.spentAtMs);
+  if (options?.spentAtMs !== undefined) throw argumentError('`spent` and `spentAtMs` cannot be combined');
+  const mine =
+    spent.policies.length === policies.length && spent.policies.every((p, i) => p.policy === policies[i]);
+  if (!spent.allowed || !mine)
+    throw argumentError('`spent` must be an admission by this limiter (what its consume or wait answered)');
+  return { ...instant(spent.nowMs), spentResetMs: spent.policies.map((p) => p.resetMs) };
+}
+
+function instant(spentAtMs: number | undefined): Pick<Change, 'spentAtMs'> {
+  if (spentAtMs === undefined) return {};
+  if (!Number.isSafeInteger(spentAtMs) || spentAtMs < 0)
+    throw argumentError(`\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`);
+  return { spentAtMs };
+}
+
+function argumentError(message: string): TollgateError {
+  return new TollgateError('ERR_TOLLGATE_ARGUMENT', message);
 }
 
 /** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */

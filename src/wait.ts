@@ -18,7 +18,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export interface Waiting {
   /** A consume that may be booked up to `maxDelayMs` ahead. */
   attempt(maxDelayMs: number): Promise<Decision>;
-  /** Gives back an admission the caller no longer wants (its units, as spent at its `nowMs`, and its slot). */
+  /** Gives back an admission the caller no longer wants (its units, as that decision spent them, and its slot). */
   giveBack(decision: Decision): Promise<void>;
   /** Calls `wake` when a slot of this identifier is released in this process; returns the unsubscribe. */
   onRelease(wake: () => void): () => void;

@@ -147,12 +147,12 @@ export function limiters(
 }
 
 /**
- * Per client: the memory engine's last decision, the instants its requests were admitted (which its refunds name as
- * their spend), and the slots held.
+ * Per client: the memory engine's last decision, its admissions (which its refunds name as their spend: both
+ * engines' limiters share the policies, so either takes the other's decision), and the slots held.
  */
 interface Seen {
   last?: Decision;
-  admitted: number[];
+  admitted: Decision[];
   /** Each admission holding a concurrency slot: both engines' decisions, to release together. */
   held: [Decision, Decision][];
 }
@@ -172,7 +172,7 @@ function nextNow(
   if (aim === 'retry' && result !== undefined && result.retryAfterMs > 0)
     target = (seen.last?.nowMs ?? now) + result.retryAfterMs;
   if (aim === 'expiry' && seen.admitted.length > 0)
-    target = (seen.admitted[pick % seen.admitted.length] as number) + policy.windowMs;
+    target = (seen.admitted[pick % seen.admitted.length] as Decision).nowMs + policy.windowMs;
   // An instant long past would only be a clock far out of step: that has its random steps.
   return target !== undefined && target + off >= now - 2_000 ? target + off : now + dt;
 }
@@ -212,7 +212,7 @@ export async function replay(
     if (pair === undefined) continue;
     client.last = m;
     if (m.allowed && s.op !== 'peek' && s.cost > 0) {
-      client.admitted.push(m.nowMs);
+      client.admitted.push(m);
       if (m.release !== undefined) client.held.push(pair);
     }
   }
@@ -235,9 +235,15 @@ async function play(
     case 'book':
       return [await book(memory, trace, s), await book(remote, trace, s)];
     case 'refund': {
-      // Named by an earlier admission's instant, as the gate and wait name theirs, or now and then by none.
-      const spentAtMs = s.pick % 4 === 0 ? undefined : client.admitted[s.pick % client.admitted.length];
-      const refund = spentAtMs === undefined ? options : { ...options, spentAtMs };
+      // Named by an earlier admission, as the gate and wait name theirs, now and then by its instant alone (a busy
+      // bucket then owes less), or by none.
+      const spent = client.admitted[s.pick % Math.max(1, client.admitted.length)];
+      const refund =
+        spent === undefined || s.pick % 4 === 0
+          ? options
+          : s.pick % 4 === 1
+            ? { ...options, spentAtMs: spent.nowMs }
+            : { ...options, spent };
       await memory.refund(s.id, refund);
       await remote.refund(s.id, refund);
       return undefined;

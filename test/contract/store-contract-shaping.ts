@@ -78,6 +78,29 @@ export function shapingContract(store: () => Promise<Store>, clock: TestClock): 
       });
     }
 
+    it('token bucket: a late refund on a busy bucket gives back the tokens its refill has not reached', async () => {
+      const l = await limiter(tokenBucket({ capacity: 5, refillPerSecond: 1 }));
+      await l.consume('busy', { cost: 3 });
+      // Spent behind three others, this token refills last: during the fourth second.
+      const spent = await l.consume('busy');
+      assert.equal(spent.resetMs, 4000);
+      clock.now += 1000;
+      await l.refund('busy', { spentAtMs: spent.nowMs });
+      assert.equal((await l.peek('busy', { cost: 0 })).remaining, 2, 'the time alone promises nothing back');
+      await l.refund('busy', { spent });
+      assert.deepEqual(figures(await l.peek('busy', { cost: 0 })), {
+        allowed: true,
+        remaining: 3,
+        resetMs: 2000,
+        retryAfterMs: undefined,
+      });
+      // Refunded again once the refill has given it back, it gives nothing.
+      clock.now += 3000;
+      await l.consume('busy', { cost: 4 });
+      await l.refund('busy', { spent });
+      assert.equal((await l.peek('busy', { cost: 0 })).remaining, 1);
+    });
+
     it("sliding window: a refund drops its own entries, never a later request's", async () => {
       const l = await limiter((RATE_POLICIES['sliding window'] as () => AnyPolicy)());
       const first = await l.consume('own', { cost: 2 });

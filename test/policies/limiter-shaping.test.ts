@@ -153,6 +153,33 @@ describe('refund()', () => {
       });
   });
 
+  it('named by its admission, hands the store its instant and each policy resetMs, and refuses any other', async () => {
+    const { store, requests } = recordingStore();
+    const policy = [bucket(), fixedWindow({ limit: 3, windowMs: 1000 })];
+    const limiter = createLimiter({ policy, store, blockMs: 0 });
+    await limiter.consume('r');
+    const spent = await limiter.consume('r');
+    const another = await createLimiter({ policy: bucket(), store }).consume('r');
+    await limiter.refund('r', { spent });
+    const sent = requests.at(-1) as StoreRequest;
+    assert.deepEqual([sent.spentAtMs, sent.spentResetMs], [spent.nowMs, [2000, 1000]]);
+    const refused = [
+      [{ spent, spentAtMs: spent.nowMs }, '`spent` and `spentAtMs` cannot be combined'],
+      [{ spent: { ...spent, allowed: false } }, 'an admission'],
+      [{ spent: { ...spent, policies: spent.policies.slice(1) } }, 'an admission'],
+      [{ spent: { ...spent, policies: [...spent.policies, ...spent.policies] } }, 'an admission'],
+      [{ spent: another }, 'an admission'],
+      [{ spent: { ...spent, nowMs: 1.5 } }, '`spentAtMs` must be a whole number'],
+    ] as const;
+    for (const [options, message] of refused)
+      await assert.rejects(limiter.refund('r', options), (error: TollgateError) => {
+        assert.equal(error.code, 'ERR_TOLLGATE_ARGUMENT');
+        assert.ok(error.message.includes(message), error.message);
+        return true;
+      });
+    assert.equal(requests.at(-1), sent, 'a refused refund reaches no store');
+  });
+
   it('named by its spend, a late refund gives a later window nothing; unnamed, the current window takes it', async () => {
     const { clock, store } = manualStore();
     const limiter = createLimiter({ policy: fixedWindow({ limit: 2, windowMs: 1000 }), store });

@@ -139,16 +139,17 @@ describe('limiter.wait', () => {
   it('gives back an admission the caller abandoned while it was being decided', async () => {
     const controller = new AbortController();
     const inner = new MemoryStore({ autoCleanup: false });
-    const refunds: (number | undefined)[] = [];
-    let spentAtMs: number | undefined;
+    const refunds: unknown[] = [];
+    let spent: unknown;
     const store: Store = {
       evaluate: (request) => {
         const response = inner.evaluate(request);
         if (request.action === 'consume') {
-          spentAtMs = response.nowMs;
+          spent = [response.nowMs, response.results.map((r) => r.resetMs)];
           controller.abort(new Error('changed my mind'));
         }
-        if (request.action === 'refund' && request.cost > 0) refunds.push(request.spentAtMs);
+        if (request.action === 'refund' && request.cost > 0)
+          refunds.push([request.spentAtMs, request.spentResetMs]);
         return response;
       },
       reset: (keys) => inner.reset(keys),
@@ -164,7 +165,7 @@ describe('limiter.wait', () => {
       [2, 1],
       'its token and its slot came back',
     );
-    assert.deepEqual(refunds, [spentAtMs], 'given back as spent at its decision');
+    assert.deepEqual(refunds, [spent], 'given back as its decision spent it');
   });
 
   it('on a concurrency limit, wakes when a slot is released in this process', async () => {

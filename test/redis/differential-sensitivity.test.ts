@@ -34,14 +34,20 @@ const PLANTS = [
   {
     kind: 'token-bucket',
     twin: 'token-bucket refund',
-    from: 'owed = now_ms * 1000, cost * interval -',
-    to: 'owed = now_ms * 1000, (cost - 1) * interval -',
+    from: 'owed = now_ms * 1000, math.min(cost * interval,',
+    to: 'owed = now_ms * 1000, math.min((cost - 1) * interval,',
   },
   {
     kind: 'token-bucket',
     twin: 'token-bucket late refund',
-    from: 'math.max(0, now_ms * 1000 - spent_at * 1000)',
-    to: 'math.max(0, now_ms * 1000 - spent_at * 1000 - 1000)',
+    from: 'local full = spent_at * 1000 + cost * interval',
+    to: 'local full = (spent_at + 1) * 1000 + cost * interval',
+  },
+  {
+    kind: 'token-bucket',
+    twin: 'token-bucket busy refund',
+    from: 'full = math.max(full, (spent_at + spent_reset) * 1000',
+    to: 'full = math.max(full, (spent_at + spent_reset - 1) * 1000',
   },
   {
     kind: 'fixed-window',
