@@ -1,7 +1,7 @@
 // A route's options over its app's: which buckets the route spends from, and what it inherits.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { overApp } from '../../src/gate-options.js';
+import { type GateOptions, overApp } from '../../src/gate-options.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
@@ -11,7 +11,13 @@ const store = new MemoryStore({ autoCleanup: false });
 const shared = createLimiter({ policy: tokenBucket({ requestsPerMinute: 100 }), store, scope: 'app' });
 const pro = createLimiter({ policy: tokenBucket({ requestsPerMinute: 1000 }), store, scope: 'pro' });
 const tiers: Tiers<unknown> = { resolve: () => 'pro', limiters: { pro } };
-const app = { requestsPerMinute: 100, scope: 'app', failOpen: false, tiers, skipFailedRequests: true };
+const app: GateOptions<unknown> = {
+  requestsPerMinute: 100,
+  scope: 'app',
+  failOpen: false,
+  tiers,
+  skipFailedRequests: true,
+};
 
 describe('overApp', () => {
   it('a route without limiter options spends from the app limiter, its tiers included', () => {
