@@ -227,6 +227,22 @@ export function refundContract(withApp: WithApp): void {
     assert.equal(await unitsLeft(fx.limiter), 0);
   });
 
+  it('a failed response on a busy bucket gets back the token its refill has not reached yet', async () => {
+    const fx = bucket();
+    await withApp(fx.options({ skipFailedRequests: true }), async (app) => {
+      await answerEach(fx, app, Array(CAPACITY - 1).fill({}));
+      fx.answer({ held: true, status: 500 });
+      const slow = request(app);
+      await fx.until(() => fx.traffic.inRoute === 1, 'the route never held the request');
+      // Spent last, its token refills in the last second of the bucket's refill: a second on, none of it has.
+      fx.clock.now += 1000;
+      fx.letGo();
+      assert.equal((await slow).status, 500);
+      await fx.until(() => fx.counts.refunds === 1, 'the failed request was never given back');
+    });
+    assert.equal(await unitsLeft(fx.limiter), 2);
+  });
+
   it('never refunds a denial, nor one shadow mode let through', async () => {
     const fx = bucket();
     await withApp(
