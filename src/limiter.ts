@@ -140,6 +140,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       failOpen === undefined
         ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs }
         : { scope, id, policies: enforced, action, cost, lease, maxDelayMs, failOpen };
+    // Stryker disable next-line ConditionalExpression: spreading no spend is the same request; a consume skips the copy
     return store.evaluate(spent === undefined ? request : { ...request, ...spent });
   };
   /** A refund or a block must really happen: a fail mode's answer means it did not. */
@@ -253,9 +254,9 @@ function spentBy(
   policies: readonly AnyPolicy[],
   options: RefundOptions | undefined,
 ): Pick<Change, 'spentAtMs' | 'spentResetMs'> {
-  const spent = options?.spent;
-  if (spent === undefined) return instant(options?.spentAtMs);
-  if (options?.spentAtMs !== undefined) throw argumentError('`spent` and `spentAtMs` cannot be combined');
+  const { spent, spentAtMs } = options ?? {};
+  if (spent === undefined) return instant(spentAtMs);
+  if (spentAtMs !== undefined) throw argumentError('`spent` and `spentAtMs` cannot be combined');
   const mine =
     spent.policies.length === policies.length && spent.policies.every((p, i) => p.policy === policies[i]);
   if (!spent.allowed || !mine)

@@ -166,8 +166,12 @@ describe('refund()', () => {
     const refused = [
       [{ spent, spentAtMs: spent.nowMs }, '`spent` and `spentAtMs` cannot be combined'],
       [{ spent: { ...spent, allowed: false } }, 'an admission'],
-      [{ spent: { ...spent, policies: spent.policies.slice(1) } }, 'an admission'],
+      [{ spent: { ...spent, policies: spent.policies.slice(0, 1) } }, 'an admission'],
       [{ spent: { ...spent, policies: [...spent.policies, ...spent.policies] } }, 'an admission'],
+      [
+        { spent: { ...spent, policies: [...spent.policies.slice(0, 1), ...another.policies] } },
+        'an admission',
+      ],
       [{ spent: another }, 'an admission'],
       [{ spent: { ...spent, nowMs: 1.5 } }, '`spentAtMs` must be a whole number'],
     ] as const;
