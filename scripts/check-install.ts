@@ -220,6 +220,13 @@ async function main(): Promise<void> {
        try { createMetrics(); process.exit(3); } catch (error) { process.exit(error.code === 'ERR_TOLLGATE_CONFIG' ? 0 : 4); }`,
     ]);
     check(metrics.status === 0, 'createMetrics() without prom-client is a configuration error');
+    const otel = node(project, [
+      '--input-type=module',
+      '-e',
+      `import { createOtelMetrics } from '${manifest.name}/otel';
+       try { createOtelMetrics(); process.exit(3); } catch (error) { process.exit(error.code === 'ERR_TOLLGATE_CONFIG' ? 0 : 4); }`,
+    ]);
+    check(otel.status === 0, 'createOtelMetrics() without @opentelemetry/api is a configuration error');
 
     const bin = join(project, 'node_modules', '.bin', 'tollgate');
     const help = node(project, [bin, '--help']);

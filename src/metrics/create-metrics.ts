@@ -1,8 +1,7 @@
 // Prometheus metrics for Tollgate's decisions, registered into a prom-client registry the application owns.
-import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 import { decisionOutcome, isNearLimit } from '../decision-outcome.js';
-import { configError, TollgateError } from '../errors.js';
+import { configError } from '../errors.js';
 import type { DecisionEvent } from '../gate-options.js';
 import {
   DECISION_DURATION,
@@ -19,6 +18,7 @@ import {
   seriesByScope,
   storeUpReading,
 } from '../observability.js';
+import { optionalPeer } from '../optional-peer.js';
 import type { StoreStats } from '../stores/store.js';
 
 export interface MetricsOptions {
@@ -49,30 +49,11 @@ export interface TollgateMetrics {
 
 type PromClient = typeof import('prom-client');
 
-const require = createRequire(import.meta.url);
-
-/**
- * prom-client, loaded when metrics are created rather than when this module is imported: it is an optional peer,
- * so `import 'tollgate/metrics'` works in any install and only `createMetrics` asks for the package.
- */
-function promClient(): PromClient {
-  try {
-    return require('prom-client') as PromClient;
-  } catch (cause) {
-    if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
-    throw new TollgateError(
-      'ERR_TOLLGATE_CONFIG',
-      'createMetrics needs the `prom-client` package (npm install prom-client)',
-      { cause },
-    );
-  }
-}
-
 /** The outcomes that turned a request away (a shadow denial went through). */
 const DENIALS = new Set<string>(['denied', 'locked-out', 'degraded-denied']);
 
 export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
-  const client = promClient();
+  const client = optionalPeer<PromClient>('prom-client', 'createMetrics');
   const { Counter, Gauge, Histogram, Registry } = client;
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) throw configError('registry', 'must be a prom-client Registry');

@@ -1,5 +1,4 @@
 // OpenTelemetry metrics for Tollgate's decisions and stores, the figures tollgate/metrics gives Prometheus.
-import { createRequire } from 'node:module';
 import type {
   Attributes,
   BatchObservableCallback,
@@ -9,7 +8,7 @@ import type {
   ObservableCallback,
 } from '@opentelemetry/api';
 import { decisionOutcome, isNearLimit } from '../decision-outcome.js';
-import { configError, TollgateError } from '../errors.js';
+import { configError } from '../errors.js';
 import type { DecisionEvent } from '../gate-options.js';
 import {
   DECISION_DURATION,
@@ -24,6 +23,7 @@ import {
   seriesByScope,
   storeUpReading,
 } from '../observability.js';
+import { optionalPeer } from '../optional-peer.js';
 import type { StoreStats } from '../stores/store.js';
 
 export interface OtelMetricsOptions {
@@ -46,23 +46,17 @@ export interface TollgateOtelMetrics {
   close(): void;
 }
 
-const require = createRequire(import.meta.url);
-
 /**
  * The global meter provider, through @opentelemetry/api loaded only when it is needed: it is an optional peer, so
  * `import 'tollgate/otel'` works in any install, and an application that passes a meter never loads it from here.
  */
 function globalMeterProvider(): MeterProvider {
-  try {
-    return (require('@opentelemetry/api') as typeof import('@opentelemetry/api')).metrics.getMeterProvider();
-  } catch (cause) {
-    if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
-    throw new TollgateError(
-      'ERR_TOLLGATE_CONFIG',
-      'createOtelMetrics needs the `@opentelemetry/api` package (npm install @opentelemetry/api), or a `meter`',
-      { cause },
-    );
-  }
+  const api = optionalPeer<typeof import('@opentelemetry/api')>(
+    '@opentelemetry/api',
+    'createOtelMetrics',
+    ', or a `meter`',
+  );
+  return api.metrics.getMeterProvider();
 }
 
 function chosenMeter({ meter, meterProvider }: OtelMetricsOptions): Meter {
