@@ -17,7 +17,7 @@ import type { Limiter } from './limiter.js';
 import type { Logger } from './logger.js';
 import { type RateLimitInfo, rateLimitInfo } from './rate-limit-info.js';
 import { tierSelector } from './tiers.js';
-import { knownKeys, loggerOption, oneOf, optionalFunction, positiveInteger } from './validate.js';
+import { errorStatus, knownKeys, loggerOption, oneOf, optionalFunction } from './validate.js';
 
 export type GateOutcome<Res = unknown> =
   | {
@@ -127,9 +127,7 @@ export function createGate<Req, Res = unknown>(
   const skip = optionalFunction('skip', options.skip);
   const cost = resolveCost(options.cost);
   const headersOf = resolveHeaders(options);
-  const status = positiveInteger('statusCode', options.statusCode ?? 429);
-  if (status < 400 || status > 599)
-    throw configError('statusCode', 'must be an HTTP error status (400-599)', status);
+  const status = errorStatus('statusCode', options.statusCode ?? 429);
   const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
   const shadow = options.shadow ?? false;
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);

@@ -15,6 +15,14 @@ export function positiveInteger(option: string, value: unknown): number {
   return value;
 }
 
+/** A rejection's status: an HTTP error status, 400-599. */
+export function errorStatus(option: string, value: unknown): number {
+  const status = positiveInteger(option, value);
+  if (status < 400 || status > 599)
+    throw configError(option, 'must be an HTTP error status (400-599)', status);
+  return status;
+}
+
 /** The longest delay Node's timers honour; a longer one fires at once (with a warning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -10,12 +10,12 @@ import { policyName } from '../policies/policy.js';
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
 import {
+  errorStatus,
   knownKeys,
   MAX_SPAN,
   nonNegativeInteger,
   oneOf,
   optionalFunction,
-  positiveInteger,
 } from '../validate.js';
 import { clientAddress } from './express-rate-limit-address.js';
 import { refuseForeignKeys } from './express-rate-limit-keys.js';
@@ -71,9 +71,7 @@ export function expressRateLimitStyle(
       );
     return n;
   });
-  const statusCode = positiveInteger('statusCode', options.statusCode ?? 429);
-  if (statusCode < 400 || statusCode > 599)
-    throw configError('statusCode', 'must be an HTTP error status (400-599)', statusCode);
+  const statusCode = errorStatus('statusCode', options.statusCode ?? 429);
   const message = options.message === undefined ? DEFAULT_MESSAGE : options.message;
   const legacyHeaders = options.legacyHeaders ?? true;
   if (typeof legacyHeaders !== 'boolean')
