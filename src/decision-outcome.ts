@@ -1,5 +1,6 @@
 // One word for what happened to a request, shared by metrics and logs so both tell the same story.
 import type { Decision } from './decision.js';
+import { isFailMode } from './stores/store.js';
 
 export type DecisionOutcome =
   | 'allowed'
@@ -35,6 +36,6 @@ export function decisionOutcome(decision: Decision, shadow: boolean): DecisionOu
  * real balance, so they never count.
  */
 export function isNearLimit(decision: Decision): boolean {
-  if (decision.degraded === 'fail-open' || decision.degraded === 'fail-closed') return false;
+  if (isFailMode(decision.degraded)) return false;
   return decision.allowed && decision.remaining < decision.limit * 0.2;
 }

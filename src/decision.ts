@@ -1,7 +1,7 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
 import { lockedOut } from './policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
-import type { DegradedMode, StoreResponse } from './stores/store.js';
+import { type DegradedMode, isFailMode, type StoreResponse } from './stores/store.js';
 
 export interface PolicyDecision extends PolicyResult {
   readonly policy: AnyPolicy;
@@ -54,7 +54,7 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
     const lockout = results[results.length - 1] as PolicyResult;
     results = results.slice(0, policies.length - 1);
     // A fail mode's answer carries no state, so no block either.
-    const known = response.degraded !== 'fail-open' && response.degraded !== 'fail-closed';
+    const known = !isFailMode(response.degraded);
     if (!lockout.allowed && known) blockMs = lockout.retryAfterMs;
   }
   const decisions: PolicyDecision[] = [];

@@ -3,6 +3,7 @@ import type { Decision } from './decision.js';
 import { configError } from './errors.js';
 import type { Limiter } from './limiter.js';
 import type { Logger } from './logger.js';
+import { isFailMode } from './stores/store.js';
 import { optionalFunction } from './validate.js';
 
 /** The options that give a request's units back once its outcome is known; `Res` is the framework's response. */
@@ -77,8 +78,7 @@ export function completion<Req, Res>(
   const { decision } = spent;
   // A fail mode's answer holds nothing (the store recorded neither a slot nor a spend), and asking the store
   // again while it is down would fail once per request.
-  if (!decision.allowed || decision.degraded === 'fail-open' || decision.degraded === 'fail-closed')
-    return undefined;
+  if (!decision.allowed || isFailMode(decision.degraded)) return undefined;
   const { release } = decision;
   const refund = spent.cost > 0 ? refunds : undefined;
   if (release === undefined && refund === undefined) return undefined;

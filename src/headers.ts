@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Decision } from './decision.js';
 import type { AnyPolicy } from './policies/policy.js';
+import { isFailMode } from './stores/store.js';
 
 /**
  * The standard fields, as express-rate-limit 8 writes them for drafts 6 to 8 (same bytes for the same figures):
@@ -73,7 +74,7 @@ function write(
 ): Fields {
   const headers: Fields = {};
   // A fail-open or fail-closed decision knows nothing of the client's quota: advertising one would be a guess.
-  if (decision.degraded !== 'fail-open' && decision.degraded !== 'fail-closed') {
+  if (!isFailMode(decision.degraded)) {
     // express-rate-limit's order: the legacy set first.
     if (legacyReset) {
       headers['X-RateLimit-Limit'] = String(decision.limit);

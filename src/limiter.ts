@@ -7,12 +7,14 @@ import { leaseName, once } from './lease.js';
 import type { StoreAction } from './policies/evaluate.js';
 import { LOCKOUT_NAME, lockout } from './policies/lockout.js';
 import type { AnyPolicy } from './policies/policy.js';
+import { type RefundOptions, spentBy } from './refund-spend.js';
 import { warnOnSharedDefaultScope } from './shared-scope.js';
 import { sharedMemoryStore } from './stores/memory-store.js';
-import { isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
+import { isFailMode, isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
 import { knownKeys, MAX_SPAN, positiveInteger } from './validate.js';
 import { type WaitOptions, waitFor } from './wait.js';
 
+export type { RefundOptions } from './refund-spend.js';
 export type { WaitOptions } from './wait.js';
 
 export interface LimiterOptions {
@@ -36,25 +38,6 @@ export interface LimiterOptions {
 
 export interface ConsumeOptions {
   readonly cost?: number;
-}
-
-export interface RefundOptions {
-  /** Units to give back. Default: the limiter's cost. */
-  readonly cost?: number;
-  /**
-   * The admission that spent the units (what `consume` or `wait` answered): each policy then gives them back only
-   * where they still count: a window only to the window that counted them (a sliding window counter's current or
-   * previous one), a log only its entries from then or before, a token bucket only the tokens its refill has not
-   * given back yet (they refill last, when the spend's `resetMs` runs out). Default: spent now, so units spent in an
-   * earlier window than the current one must name their spend, or the current window takes them.
-   */
-  readonly spent?: Pick<Decision, 'allowed' | 'nowMs' | 'policies'>;
-  /**
-   * Instead of `spent`, when only the time is kept: the consuming decision's `nowMs`, on the store's clock (Redis's
-   * on a RedisStore, not this process's). A token bucket then assumes it was full at the spend, so a refund after
-   * some of the refill gives back less than `spent` would (never more).
-   */
-  readonly spentAtMs?: number;
 }
 
 /** What a refund, a release or a block asks of the store. */
@@ -150,7 +133,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     { units: requested, lease = '', ...spent }: Change,
   ) => {
     const { degraded } = await ask(identifier, action, units(requested), lease, 0, spent);
-    if (degraded === 'fail-open' || degraded === 'fail-closed')
+    if (isFailMode(degraded))
       throw new TollgateError(
         'ERR_TOLLGATE_STORE',
         `the store is unreachable; the ${action} was not applied`,
@@ -247,32 +230,6 @@ function units(cost: number): number {
     );
   }
   return cost;
-}
-
-/** What a refund says of its spend: when (whole epoch ms), and each policy's resetMs then when it names the decision. */
-function spentBy(
-  policies: readonly AnyPolicy[],
-  options: RefundOptions | undefined,
-): Pick<Change, 'spentAtMs' | 'spentResetMs'> {
-  const { spent, spentAtMs } = options ?? {};
-  if (spent === undefined) return instant(spentAtMs);
-  if (spentAtMs !== undefined) throw argumentError('`spent` and `spentAtMs` cannot be combined');
-  const mine =
-    spent.policies.length === policies.length && spent.policies.every((p, i) => p.policy === policies[i]);
-  if (!spent.allowed || !mine)
-    throw argumentError('`spent` must be an admission by this limiter (what its consume or wait answered)');
-  return { ...instant(spent.nowMs), spentResetMs: spent.policies.map((p) => p.resetMs) };
-}
-
-function instant(spentAtMs: number | undefined): Pick<Change, 'spentAtMs'> {
-  if (spentAtMs === undefined) return {};
-  if (!Number.isSafeInteger(spentAtMs) || spentAtMs < 0)
-    throw argumentError(`\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`);
-  return { spentAtMs };
-}
-
-function argumentError(message: string): TollgateError {
-  return new TollgateError('ERR_TOLLGATE_ARGUMENT', message);
 }
 
 /** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */

@@ -1,5 +1,6 @@
 // The figures frameworks' rate limiters put on the request (`req.rateLimit`), computed once from a decision.
 import type { Decision } from './decision.js';
+import { isFailMode } from './stores/store.js';
 
 /**
  * What a route reads about its client's quota, shaped like express-rate-limit's `req.rateLimit` so code written
@@ -20,7 +21,7 @@ export interface RateLimitInfo {
 }
 
 export function rateLimitInfo(decision: Decision, key: string): RateLimitInfo {
-  const known = decision.degraded !== 'fail-open' && decision.degraded !== 'fail-closed';
+  const known = !isFailMode(decision.degraded);
   return {
     limit: decision.limit,
     used: decision.limit - decision.remaining,

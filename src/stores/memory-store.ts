@@ -1,35 +1,14 @@
 // The embedded default store: the TypeScript transitions over bounded maps of packed buckets, one per scope and policy.
-import { type Duration, parseDuration } from '../duration.js';
 import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies, type StateWrite } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
-import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.js';
 import { BucketSlots } from './bucket-pool.js';
+import { type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
 import { checkRetentionCap } from './retention.js';
 import type { Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
 
-export interface MemoryStoreOptions {
-  /**
-   * Hard bound on tracked buckets, across all scopes. Beyond it the table (one scope's buckets of one policy) holding
-   * the most gives one up: the oldest not read since the eviction hand last passed it (second chance, an
-   * approximation of least recently used that costs a read nothing). Default 100,000.
-   */
-  readonly maxBuckets?: number;
-  /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */
-  readonly cleanupIntervalMs?: Duration;
-  /**
-   * A cap on how long a bucket is kept after its last write (the first sweep after it drops the bucket), for a
-   * data-retention rule: a client address is personal data. Default: until its policy is at rest, for ever for a
-   * bucket that never refills. A limiter whose policies need longer is refused at wire-up: a bucket dropped early
-   * would hand its client fresh quota.
-   */
-  readonly inactiveAfterMs?: Duration;
-  /** Set false to sweep only when `sweep()` is called. Default true. */
-  readonly autoCleanup?: boolean;
-  /** Epoch milliseconds; inject one in tests. Default `Date.now`. */
-  readonly clock?: () => number;
-}
+export type { MemoryStoreOptions } from './memory-store-options.js';
 
 /**
  * One policy's buckets in one scope: stored identifier -> slot. Buckets are found by scope, then member, then
@@ -48,10 +27,6 @@ export interface MemoryStoreMetrics {
   evictions: number;
 }
 
-const OPTIONS = ['maxBuckets', 'cleanupIntervalMs', 'inactiveAfterMs', 'autoCleanup', 'clock'];
-/** It bounds buckets, of which one client may hold several, not clients. */
-const RENAMED = { maxClients: 'renamed to `maxBuckets`' };
-
 export class MemoryStore implements Store {
   readonly metrics: MemoryStoreMetrics = { evictions: 0 };
   /** scope -> member (or ALONE) -> table. */
@@ -64,23 +39,13 @@ export class MemoryStore implements Store {
   readonly #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    knownKeys('MemoryStore', options, OPTIONS, RENAMED);
-    this.#maxBuckets = positiveInteger('maxBuckets', options.maxBuckets ?? 100_000);
+    const settings = memoryStoreSettings(options);
+    this.#maxBuckets = settings.maxBuckets;
     this.#slots = new BucketSlots(this.#maxBuckets);
-    this.#inactiveAfterMs =
-      options.inactiveAfterMs === undefined
-        ? undefined
-        : parseDuration('inactiveAfterMs', options.inactiveAfterMs);
-    const cleanupIntervalMs = timerMs(
-      'cleanupIntervalMs',
-      parseDuration('cleanupIntervalMs', options.cleanupIntervalMs ?? 600_000),
-    );
-    this.#clock = optionalClock(options.clock) ?? Date.now;
-    if (options.autoCleanup !== undefined && typeof options.autoCleanup !== 'boolean') {
-      throw configError('autoCleanup', 'must be a boolean', options.autoCleanup);
-    }
-    if (options.autoCleanup ?? true) {
-      this.#timer = setInterval(() => this.sweep(), cleanupIntervalMs);
+    this.#inactiveAfterMs = settings.inactiveAfterMs;
+    this.#clock = settings.clock;
+    if (settings.cleanupIntervalMs !== undefined) {
+      this.#timer = setInterval(() => this.sweep(), settings.cleanupIntervalMs);
       this.#timer.unref();
     }
   }

@@ -22,6 +22,11 @@ export interface StoreRequest extends Operation {
  */
 export type DegradedMode = 'fail-open' | 'fail-closed' | 'fallback';
 
+/** A fail mode answered (not the store, nor its memory fallback): the answer knows nothing of the client's quota. */
+export function isFailMode(degraded: DegradedMode | undefined): boolean {
+  return degraded === 'fail-open' || degraded === 'fail-closed';
+}
+
 export interface StoreResponse {
   readonly allowed: boolean;
   /** Index-aligned with the request's policies. */
