@@ -62,32 +62,63 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   for (let i = 0; i < results.length; i++) {
     const result =
       blockMs === undefined ? (results[i] as PolicyResult) : lockedOut(results[i] as PolicyResult, blockMs);
-    const { remaining, resetMs, retryAfterMs } = result;
-    const candidate = {
-      allowed: result.allowed,
-      remaining,
-      resetMs,
-      retryAfterMs,
-      policy: policies[i] as AnyPolicy,
-    };
+    const candidate = policyDecision(result, policies[i] as AnyPolicy);
     decisions.push(candidate);
-    if (binding === undefined || (allowed ? remaining < binding.remaining : wait(candidate) > wait(binding)))
+    if (
+      binding === undefined ||
+      (allowed ? candidate.remaining < binding.remaining : wait(candidate) > wait(binding))
+    )
       binding = candidate;
   }
-  const bound = binding as PolicyDecision;
-  const decision: Mutable<Decision> = {
-    allowed,
-    limit: bound.policy.limit,
-    remaining: bound.remaining,
-    resetMs: bound.resetMs,
-    nowMs: response.nowMs,
-    policies: decisions,
-  };
+  const decision = bound(allowed, binding as PolicyDecision, response.nowMs, decisions);
   if (response.degraded !== undefined) decision.degraded = response.degraded;
   if (response.delayMs !== undefined) decision.delayMs = response.delayMs;
   if (blockMs !== undefined) decision.blocked = true;
-  if (!allowed && bound.retryAfterMs >= 0) decision.retryAfterMs = bound.retryAfterMs;
+  if (!allowed) retryAfter(decision, binding as PolicyDecision);
   return decision;
+}
+
+/**
+ * A lone policy's decision from its own result, as `toDecision` makes it from a store's answer (same fields, same
+ * order): the memory store's synchronous path, which builds no store response, calls it.
+ */
+export function soleDecision(policy: AnyPolicy, result: PolicyResult, nowMs: number): Decision {
+  const only = policyDecision(result, policy);
+  const decision = bound(result.allowed, only, nowMs, [only]);
+  if (!result.allowed) retryAfter(decision, only);
+  return decision;
+}
+
+function policyDecision(result: PolicyResult, policy: AnyPolicy): PolicyDecision {
+  return {
+    allowed: result.allowed,
+    remaining: result.remaining,
+    resetMs: result.resetMs,
+    retryAfterMs: result.retryAfterMs,
+    policy,
+  };
+}
+
+/** The decision's own fields, from its binding policy's: one shape for every decision. */
+function bound(
+  allowed: boolean,
+  binding: PolicyDecision,
+  nowMs: number,
+  policies: readonly PolicyDecision[],
+): Mutable<Decision> {
+  return {
+    allowed,
+    limit: binding.policy.limit,
+    remaining: binding.remaining,
+    resetMs: binding.resetMs,
+    nowMs,
+    policies,
+  };
+}
+
+/** A denial's wait, when waiting can cure it. */
+function retryAfter(decision: Mutable<Decision>, binding: PolicyDecision): void {
+  if (binding.retryAfterMs >= 0) decision.retryAfterMs = binding.retryAfterMs;
 }
 
 /** How long a policy's result makes the client wait, for ranking: an admission least, a wait no time cures most. */

@@ -1,15 +1,15 @@
 // A limiter binds policies, a store and a scope; its options are validated once, here, at wire-up.
-import { type Decision, toDecision } from './decision.js';
+import { type Decision, soleDecision, toDecision } from './decision.js';
 import { type Duration, parseDuration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
 import { bucketKey, bucketKeys, defaultScope, encodeIdentifier, memberOf, validateScope } from './key.js';
 import { leaseName, once } from './lease.js';
 import type { StoreAction } from './policies/evaluate.js';
 import { LOCKOUT_NAME, lockout } from './policies/lockout.js';
-import type { AnyPolicy } from './policies/policy.js';
+import type { AnyPolicy, PolicyResult } from './policies/policy.js';
 import { type RefundOptions, spentBy } from './refund-spend.js';
 import { warnOnSharedDefaultScope } from './shared-scope.js';
-import { sharedMemoryStore } from './stores/memory-store.js';
+import { MemoryStore, sharedMemoryStore } from './stores/memory-store.js';
 import { isFailMode, isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
 import { knownKeys, MAX_SPAN, positiveInteger } from './validate.js';
 import { type WaitOptions, waitFor } from './wait.js';
@@ -54,6 +54,12 @@ export interface Limiter {
   readonly store: Store;
   /** Spends `cost` units for `identifier` if every policy allows it. */
   consume(identifier: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * `consume`, answered synchronously, on a store that answers synchronously (`store.synchronous`: a MemoryStore):
+   * the same decision, without a promise; what would reject `consume` throws. On any other store (Redis) it throws
+   * `ERR_TOLLGATE_CONFIG`, spending nothing.
+   */
+  consumeSync(identifier: string, options?: ConsumeOptions): Decision;
   /** What `consume` would answer now, without spending. */
   peek(identifier: string, options?: ConsumeOptions): Promise<Decision>;
   /**
@@ -104,6 +110,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw configError('cost', `must not exceed the policy's limit (${tightest})`, defaultCost);
   }
   const leases = policies.some((p) => p.kind === 'concurrency');
+  const synchronous = store.synchronous === true;
+  // A policy alone on a MemoryStore, the common case, is decided with no request, response or array made.
+  const alone = store instanceof MemoryStore && enforced.length === 1 && !leases ? store : undefined;
+  const sole = enforced[0] as AnyPolicy;
+  const answerAlone = (result: PolicyResult, nowMs: number) => soleDecision(sole, result, nowMs);
   // Last, so that only a limiter that is really created counts.
   if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
 
@@ -143,6 +154,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     await change(identifier, 'refund', { units: 0, lease });
     for (const wake of waiters.get(identifier) ?? []) wake();
   };
+  const leaseFor = (action: StoreAction, cost: number) =>
+    leases && action === 'consume' && cost > 0 ? leaseName() : '';
+  const settle = (identifier: string, lease: string, response: StoreResponse): Decision => {
+    const decision = toDecision(enforced, response);
+    // A fail-open admission took no slot anywhere: there is nothing to release.
+    if (lease !== '' && decision.allowed && decision.degraded !== 'fail-open')
+      (decision as { release?: () => Promise<void> }).release = once(() => release(identifier, lease));
+    return decision;
+  };
   const decide = async (
     identifier: string,
     action: StoreAction,
@@ -150,14 +170,32 @@ export function createLimiter(options: LimiterOptions): Limiter {
     maxDelayMs: number,
   ): Promise<Decision> => {
     const cost = units(requested);
-    const lease = leases && action === 'consume' && cost > 0 ? leaseName() : '';
+    const lease = leaseFor(action, cost);
     const answer = ask(identifier, action, cost, lease, maxDelayMs);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
-    const decision = toDecision(enforced, isPromise(answer) ? await answer : answer);
-    // A fail-open admission took no slot anywhere: there is nothing to release.
-    if (lease !== '' && decision.allowed && decision.degraded !== 'fail-open')
-      (decision as { release?: () => Promise<void> }).release = once(() => release(identifier, lease));
-    return decision;
+    return settle(identifier, lease, isPromise(answer) ? await answer : answer);
+  };
+  /** A consume or a peek on a synchronous store, without a promise. */
+  const decideNow = (identifier: string, action: 'consume' | 'peek', requested: number): Decision => {
+    const cost = units(requested);
+    if (alone !== undefined)
+      return alone.decideAlone(scope, encodeIdentifier(identifier), sole, action, cost, answerAlone);
+    const lease = leaseFor(action, cost);
+    const answer = ask(identifier, action, cost, lease, 0);
+    if (isPromise(answer))
+      throw new TollgateError(
+        'ERR_TOLLGATE_STORE',
+        'the store declares `synchronous` but answered with a promise',
+      );
+    return settle(identifier, lease, answer);
+  };
+  /** A synchronous decision as `consume` and `peek` return it: a promise, and a throw as its rejection. */
+  const promised = (identifier: string, action: 'consume' | 'peek', cost: number): Promise<Decision> => {
+    try {
+      return Promise.resolve(decideNow(identifier, action, cost));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
   const onRelease = (identifier: string, wake: () => void) => {
     let wakes = waiters.get(identifier);
@@ -178,9 +216,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     scope,
     policies,
     store,
-    consume: (identifier, consumeOptions) =>
-      decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
-    peek: (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
+    consume: synchronous
+      ? (identifier, consumeOptions) => promised(identifier, 'consume', consumeOptions?.cost ?? defaultCost)
+      : (identifier, consumeOptions) => decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
+    consumeSync: (identifier, consumeOptions) => {
+      if (!synchronous)
+        throw configError(
+          'store',
+          'must answer synchronously for consumeSync() (a MemoryStore, or a store whose `synchronous` is true); use consume()',
+        );
+      return decideNow(identifier, 'consume', consumeOptions?.cost ?? defaultCost);
+    },
+    peek: synchronous
+      ? (identifier, consumeOptions) => promised(identifier, 'peek', consumeOptions?.cost ?? defaultCost)
+      : (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
     refund: async (identifier, refundOptions) =>
       change(identifier, 'refund', {
         units: refundOptions?.cost ?? defaultCost,

@@ -2,7 +2,7 @@
 import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies, type StateWrite } from '../policies/evaluate.js';
-import type { AnyPolicy, PolicyKind } from '../policies/policy.js';
+import type { AnyPolicy, PolicyKind, PolicyResult } from '../policies/policy.js';
 import { BucketSlots } from './bucket-pool.js';
 import { type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
 import { checkRetentionCap } from './retention.js';
@@ -21,6 +21,8 @@ type Table = Map<string, number>;
 const ALONE = '';
 /** What the eviction scan starts from: no table at all. */
 const NO_TABLE: Table = new Map();
+/** A request of one bucket has no other to keep from eviction. */
+const NOTHING_KEPT: readonly number[] = [];
 
 export interface MemoryStoreMetrics {
   /** Buckets dropped to stay within `maxBuckets` while still holding state. */
@@ -28,6 +30,8 @@ export interface MemoryStoreMetrics {
 }
 
 export class MemoryStore implements Store {
+  /** Every answer is synchronous, so limiters on this store offer `consumeSync`. */
+  readonly synchronous = true;
   readonly metrics: MemoryStoreMetrics = { evictions: 0 };
   /** scope -> member (or ALONE) -> table. */
   readonly #scopes = new Map<string, Map<string, Table>>();
@@ -78,28 +82,43 @@ export class MemoryStore implements Store {
     for (let i = 0; i < evaluation.writes.length; i++) {
       const write = evaluation.writes[i] as StateWrite;
       if (write.next === undefined) continue;
-      // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
-      const restMs = write.ttlMs < 0 ? Number.POSITIVE_INFINITY : write.ttlMs;
-      const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
-      let slot = slots[i];
-      if (slot === undefined) {
-        slot = this.#insert(
-          scope,
-          memberOf(policies, i) ?? ALONE,
-          id,
-          policies[i] as AnyPolicy,
-          nowMs,
-          slots,
-        );
-        // Kept out of reach of the eviction that makes room for this request's next bucket.
-        slots[i] = slot;
-      }
-      this.#slots.write(slot, write.next, nowMs + keepMs);
+      const member = memberOf(policies, i) ?? ALONE;
+      // Kept out of reach of the eviction that makes room for this request's next bucket.
+      slots[i] = this.#write(scope, member, id, policies[i] as AnyPolicy, slots[i], write, nowMs, slots);
     }
     const { allowed, results, delayMs } = evaluation;
     return delayMs === 0
       ? { allowed, results, nowMs }
       : { allowed, results, nowMs: nowMs + delayMs, delayMs };
+  }
+
+  /**
+   * `evaluate` for a consume or a peek of one policy alone (no lease, no booking), the limiter's common case, with
+   * no request, no response and no array made: `answer` turns the policy's result and the store's clock into what
+   * the caller returns. The same transition and the same writes as `evaluate` (test/policies/limiter-sync.test.ts).
+   */
+  decideAlone<T>(
+    scope: string,
+    id: string,
+    policy: AnyPolicy,
+    action: 'consume' | 'peek',
+    cost: number,
+    answer: (result: PolicyResult, nowMs: number) => T,
+  ): T {
+    const nowMs = this.#clock();
+    const table = this.#scopes.get(scope)?.get(ALONE);
+    const writes = action !== 'peek';
+    const slot = table && this.#find(table, id, policy.kind, writes);
+    const transition = policy.evaluate(
+      slot === undefined ? undefined : this.#slots.read(slot),
+      nowMs,
+      cost,
+      '',
+    );
+    // As evaluatePolicies: spending nothing writes nothing, and a denial of a policy alone writes nothing either.
+    if (writes && cost > 0 && transition.result.allowed && transition.next !== undefined)
+      this.#write(scope, ALONE, id, policy, slot, transition, nowMs, NOTHING_KEPT);
+    return answer(transition.result, nowMs);
   }
 
   /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
@@ -181,6 +200,25 @@ export class MemoryStore implements Store {
     if (slot === undefined || this.#slots.holds(slot, kind)) return slot;
     if (writes) this.#remove(table, id, slot);
     return undefined;
+  }
+
+  /** Writes a bucket's next state, held until at rest, in its slot or a new one; returns the slot. */
+  #write(
+    scope: string,
+    member: string,
+    id: string,
+    policy: AnyPolicy,
+    held: number | undefined,
+    { next, ttlMs }: StateWrite,
+    nowMs: number,
+    keep: readonly (number | undefined)[],
+  ): number {
+    // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
+    const restMs = ttlMs < 0 ? Number.POSITIVE_INFINITY : ttlMs;
+    const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
+    const slot = held ?? this.#insert(scope, member, id, policy, nowMs, keep);
+    this.#slots.write(slot, next, nowMs + keepMs);
+    return slot;
   }
 
   /**

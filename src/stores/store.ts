@@ -51,6 +51,11 @@ export interface StoreResponse {
 export interface Store {
   evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
   /**
+   * True when `evaluate` never answers with a promise (an in-process store such as MemoryStore): a limiter on it
+   * offers `consumeSync` and `peekSync`, and its `consume` awaits nothing.
+   */
+  readonly synchronous?: boolean;
+  /**
    * Called once by `createLimiter`, at wire-up: throws a configuration error naming the store's option when the
    * store's own bounds (a retention cap, a size bound) cannot hold these policies exactly.
    */
