@@ -90,12 +90,13 @@ function refund(
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const fixedWindowLua = `
 policies['fixed-window'] = {
+  at_rest = function(st, limit, window) return st[1] + window end,
   load = function(key)
     local f = read_fields(key, '^(%d+):(%d+)$')
     if f then return { tonumber(f[1]), tonumber(f[2]) } end
   end,
   save = function(key, st, ttl)
-    set_state(key, string.format('%.0f:%.0f', st[1], st[2]), ttl)
+    set_state(key, string.format('%d:%d', st[1], st[2]), ttl)
   end,
   decide = function(st, now_ms, cost, limit, window)
     local start, count = now_ms, 0

@@ -117,12 +117,13 @@ function refund(
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const slidingWindowCounterLua = `
 policies['sliding-window-counter'] = {
+  at_rest = function(st, limit, window) return st[1] + 2 * window end,
   load = function(key)
     local f = read_fields(key, '^(%d+):(%d+):(%d+)$')
     if f then return { tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) } end
   end,
   save = function(key, st, ttl)
-    set_state(key, string.format('%.0f:%.0f:%.0f', st[1], st[2], st[3]), ttl)
+    set_state(key, string.format('%d:%d:%d', st[1], st[2], st[3]), ttl)
   end,
   decide = function(st, now_ms, cost, limit, window)
     local start, previous, current = now_ms, 0, 0

@@ -168,16 +168,19 @@ function refund(
 
 /**
  * The Lua twin: the same steps on the same integers; state is one integer string (`tat` in µs, or the tokens spent
- * by a bucket that never refills). `save` hands Redis the number itself: Redis writes it exactly (%.17g before
- * 7.2, shortest round trip since), `tonumber` reads it back exactly, and skipping `string.format` saved ~0.9 µs of
- * ~12.5 per batched decision (bench/, interleaved medians).
+ * by a bucket that never refills), which Redis keeps as a 64-bit integer. A key whose TTL still fits moves `tat`
+ * with INCRBY, in place (~0.57 µs on Redis 7.0, where SET with KEEPTTL took ~0.81 µs); a new value is written with
+ * `%d`, exact below 2^53 and faster than letting Redis format a Lua number.
  */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const tokenBucketLua = `
 policies['token-bucket'] = {
   reservable = true,
+  at_rest = function(tat) return ceil_div(tat, 1000) end,
   load = read_integer,
-  save = set_state,
+  save = function(key, tat, ttl, prev)
+    if ttl then set_state(key, string.format('%d', tat), ttl) else redis.call('INCRBY', key, tat - prev) end
+  end,
   decide = function(tat, now_ms, cost, capacity, interval)
     local refills = interval > 0
     local now, step = 0, 1

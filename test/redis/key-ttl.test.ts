@@ -1,5 +1,6 @@
 // Each key's TTL on a real Redis, read right after the write: the time its state needs to come to rest, plus the
-// padding, within the least and greatest TTL. Too short would forget spent quota; too long would waste memory.
+// padding, rounded up to a quantum (a second, or an eighth of the padding) and kept while it still covers the state,
+// within the least and greatest TTL. Too short would forget spent quota; too long would waste memory.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -46,7 +47,7 @@ describeWithRedis('key TTLs on Redis', () => {
     const pttls = async (id: string) =>
       Promise.all(
         bucketKeys(limiter.scope, id, limiter.policies).map(async (key) =>
-          Number(await redisCall(server.host, server.port, ['PTTL', `ratelimit:${key}`])),
+          Number(await redisCall(server.host, server.port, ['PTTL', `tg:${key}`])),
         ),
       );
     return { clock, limiter, pttls };
@@ -60,11 +61,22 @@ describeWithRedis('key TTLs on Redis', () => {
     );
   }
 
-  describe('the TTL is the state time to rest, in milliseconds', () => {
-    it('fixed window: until the window ends', async () => {
+  describe('the TTL is the state time to rest, rounded up to the second without padding', () => {
+    it('fixed window: until the window ends, set once per window', async () => {
       const { clock, limiter, pttls } = setup(fixedWindow({ limit: 5, windowMs: 10_000 }));
       await limiter.consume('a');
       near((await pttls('a'))[0] as number, 10_000, 'a new window');
+      clock.now += 3000;
+      await limiter.consume('a');
+      // Set again, it would be the 7 s left on the injected clock; kept, it is the first write's 10 s.
+      near((await pttls('a'))[0] as number, 10_000, 'later in the same window');
+    });
+
+    it('with a greatest TTL, every write sets it from the clock', async () => {
+      const { clock, limiter, pttls } = setup(fixedWindow({ limit: 5, windowMs: 10_000 }), {
+        maxTtlSeconds: 60,
+      });
+      await limiter.consume('a');
       clock.now += 3000;
       await limiter.consume('a');
       near((await pttls('a'))[0] as number, 7000, 'later in the same window');
@@ -93,16 +105,34 @@ describeWithRedis('key TTLs on Redis', () => {
       near((await pttls('a'))[0] as number, 18_000, 'the second window');
     });
 
-    it('token bucket: until the bucket is full again', async () => {
+    it('token bucket: until the bucket is full again, moved only when that passes the expiry', async () => {
       const { clock, limiter, pttls } = setup(tokenBucket({ capacity: 5, refillPerSecond: 2 }));
       await limiter.consume('a');
-      near((await pttls('a'))[0] as number, 500, 'one token spent');
-      await limiter.consume('a', { cost: 3 });
-      near((await pttls('a'))[0] as number, 2000, 'four tokens spent');
-      clock.now += 1500;
+      near((await pttls('a'))[0] as number, 1000, 'one token spent: full in 0.5 s, rounded up');
+      clock.now += 400;
       await limiter.consume('a');
-      // 1 s of refill left after 1.5 s, plus 0.5 s for the new token.
-      near((await pttls('a'))[0] as number, 1000, 'after a partial refill');
+      // Full again at 1 s, which the expiry already covers: kept (set again, it would be the 0.6 s left).
+      near((await pttls('a'))[0] as number, 1000, 'a token within the expiry');
+      await limiter.consume('a', { cost: 2 });
+      near((await pttls('a'))[0] as number, 1600, 'full again at 2 s, 1.6 s from now');
+      clock.now += 1100;
+      await limiter.consume('a');
+      // Full again at 2.5 s, 1 s from now: rounded up to 3 s.
+      near((await pttls('a'))[0] as number, 1500, 'after a partial refill');
+    });
+
+    it('a refund that brings the state to rest sets an expiry Redis accepts', async () => {
+      for (const maxTtlSeconds of [undefined, 60]) {
+        const { limiter, pttls } = setup(
+          tokenBucket({ capacity: 5, refillPerSecond: 2 }),
+          maxTtlSeconds === undefined ? {} : { maxTtlSeconds },
+        );
+        const spent = await limiter.consume('a');
+        // Right away, the refund hands back all the bucket owes: full again now, a rest of 0 ms.
+        await limiter.refund('a', { spent });
+        assert.equal((await limiter.peek('a', { cost: 0 })).remaining, 5);
+        assert.ok(((await pttls('a'))[0] as number) <= 1000, 'an expiry of at most the quantum');
+      }
     });
 
     it('a bucket that never refills: no TTL at all, even with a least TTL set', async () => {
@@ -131,7 +161,8 @@ describeWithRedis('key TTLs on Redis', () => {
         ttlPaddingSeconds: 60,
       });
       await limiter.consume('a');
-      near((await pttls('a'))[0] as number, 70_000, 'padded');
+      // Rounded up to the quantum, an eighth of the padding: 7.5 s.
+      near((await pttls('a'))[0] as number, 75_000, 'padded');
     });
 
     it('keeps a key at least minTtlSeconds', async () => {

@@ -7,7 +7,7 @@ import { describeWithRedis } from '../harness/suite.js';
 
 /** A key's TTL straight from the server, beside the client under test. */
 const pttlOn = (server: RedisServer) => async (key: string) =>
-  Number(await redisCall(server.host, server.port, ['PTTL', `ratelimit:${key}`]));
+  Number(await redisCall(server.host, server.port, ['PTTL', `tg:${key}`]));
 
 describeWithRedis('RedisStore', () => {
   runStoreContract(

@@ -21,7 +21,7 @@ describeWithRedis('two start:redis instances on one Redis', () => {
   before(async () => {
     server = await startRedisServer();
     // A shared TEST_REDIS_URL server may still hold this client's buckets from an earlier run.
-    await server.command('DEL', 'ratelimit:expensive|127.0.0.1', 'ratelimit:global|127.0.0.1');
+    await server.command('DEL', 'tg:expensive|127.0.0.1', 'tg:global|127.0.0.1');
     const ports = await freePorts(2);
     for (const [i, port] of ports.entries()) {
       const env = {

@@ -161,12 +161,21 @@ export class Batcher {
     const keys: string[] = [];
     const args = [nowMs === undefined ? '' : String(nowMs)];
     args.push(...this.#constantArguments(policies, action));
+    const figures = decisions.map(({ request }) => [
+      String(request.cost),
+      request.lease ?? '',
+      timingArgument(request),
+    ]);
+    // The common batch, where every request has the same cost, lease and timing, sends them once.
+    const shared = figures.every(
+      (f) => f[0] === figures[0]?.[0] && f[1] === figures[0]?.[1] && f[2] === figures[0]?.[2],
+    );
     for (const { request, firstKey } of decisions) {
       keys.push(firstKey);
       for (let i = 1; i < policies.length; i++)
         keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
-      args.push(String(request.cost), request.lease ?? '', timingArgument(request));
     }
+    args.push(...(shared ? (figures[0] as string[]) : figures.flat()));
     const reply = await withTimeout(
       runScript(client, keys, args, this.#metrics),
       this.#settings.commandTimeoutMs,

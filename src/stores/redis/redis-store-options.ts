@@ -17,7 +17,7 @@ import { containedLogger } from './contained-logger.js';
 export interface RedisStoreOptions extends ConnectionOptions {
   /** A client the application already owns (ioredis or node-redis); the store never closes it. */
   readonly client?: RedisClientLike;
-  /** Key namespace. Default 'ratelimit:'. */
+  /** Key namespace. Default 'tg:': short, since every byte of a key is paid once per client tracked. */
   readonly keyPrefix?: string;
   /** Least TTL of a key. Default 60. */
   readonly minTtlSeconds?: number;
@@ -114,7 +114,7 @@ const OPTIONS = [
 /** Throws a configuration error naming the first option that is wrong; otherwise every option, resolved. */
 export function resolveOptions(options: RedisStoreOptions): RedisStoreSettings {
   knownKeys('RedisStore', options, OPTIONS);
-  const keyPrefix = options.keyPrefix ?? 'ratelimit:';
+  const keyPrefix = options.keyPrefix ?? 'tg:';
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
     // A brace in the prefix would become every key's cluster hash tag and pile all buckets on one slot.
     throw configError('keyPrefix', 'must be a string without "{" or "}"', keyPrefix);
