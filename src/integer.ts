@@ -15,9 +15,13 @@ export function ceilDiv(a: number, b: number): number {
   return 0 - floorDiv(0 - a, b);
 }
 
-/** The Lua twins of the functions above, in the script prelude every policy's Lua twin may call. */
+/**
+ * The Lua twins of the functions above, in the script prelude every policy's Lua twin may call. A call is most of
+ * what Lua spends on them (~60 ns each), so `ceil_div` divides itself rather than calling `floor_div`.
+ */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const integerLua = `
-local function floor_div(a, b) return math.floor(a / b) end
-local function ceil_div(a, b) return 0 - floor_div(0 - a, b) end
+local floor = math.floor
+local function floor_div(a, b) return floor(a / b) end
+local function ceil_div(a, b) return 0 - floor((0 - a) / b) end
 `;

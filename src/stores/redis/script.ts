@@ -14,8 +14,9 @@ import type { ScriptClient } from './client.js';
  *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
  *       arguments, then per request its cost, its lease ('' for none) and its timing: for a consume how far ahead it
  *       may be booked (ms), for a refund when its units were spent (epoch ms; '' for now), then, comma-separated,
- *       each policy's resetMs in the spending decision when known. With no policies the call
- *       is a probe of the node that owns KEYS[1] (it writes and deletes that key).
+ *       each policy's resetMs in the spending decision when known. When every request has the same three (the
+ *       common batch: default cost, no lease, no wait), they are sent once. With no policies the call is a probe of
+ *       the node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
  *        a request that raised an error (a key of another type, say) has the message in its first place.
  *
@@ -23,10 +24,10 @@ import type { ScriptClient } from './client.js';
  * call: measured on Redis 7.0), and scripts replicate by their effects (the only way since Redis 7), so replicas
  * store the results rather than re-run the script on their own clock. Every application server shares that clock.
  *
- * Measured in bench/ (Redis 7.0, 64 decisions in flight): a call costs the server ~20 µs, most of it fixed
- * (entering the script, its arguments, TIME, defining the twins), so a batch shares that cost: ~10 µs of server
- * time per decision, and half the commands. Only the policies a batch uses are defined (each twin is a table of
- * closures, rebuilt on every call).
+ * Measured on Redis 7.0 (`npm run bench`, section 2): a call costs the server ~9 µs whatever it
+ * carries (entering the script, its arguments, TIME, defining the twins), which a batch shares; each decision then
+ * costs its two commands (read, write) and the twin's arithmetic. Only the policies a batch uses are defined (each
+ * twin is a table of closures, rebuilt on every call).
  */
 const MAIN = `
 local function define(kind)
@@ -70,9 +71,9 @@ end
 
 -- A key's expiry for a state that says when it comes to rest: that time plus the padding, rounded up to a quantum
 -- so that states close in time share one expiry.
-local quantum = math.max(1000, math.floor(ttl_padding / 8))
+local quantum = math.max(1000, floor(ttl_padding / 8))
 local function expiry(spec, state)
-  return quantum * math.ceil((spec.policy.at_rest(state, spec.a, spec.b) + ttl_padding) / quantum)
+  return quantum * ceil_div(spec.policy.at_rest(state, spec.a, spec.b) + ttl_padding, quantum)
 end
 
 -- A state over the one it replaces (nil: none). Setting an expiry is most of a write's cost (SET with PX ~1.1 µs,
@@ -176,31 +177,37 @@ local function change(at, base, cost, lease, spent)
   answer(at, 1, 0, evaluated)
 end
 
--- Each request's cost, lease and timing: one triple shared by every request of the batch, or one each.
+-- Each request's cost, lease and timing: one triple shared by every request of the batch (read once), or one each.
 local figures = 6 + 3 * per
-local shared = #ARGV == figures + 3
 local width = 2 + 4 * per
+local function read_figures(arg)
+  local timing = ARGV[arg + 2]
+  return tonumber(ARGV[arg]), ARGV[arg + 1], timing, tonumber(timing)
+end
+local shared = #ARGV == figures + 3
+local cost1, lease1, timing1, max_delay1 = read_figures(figures + 1)
+-- The lone policy's twin and arguments, for the short path.
+local lone = specs[1]
+local load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
 
 -- Request d, on KEYS[(d - 1) * per + 1 ..], answered from reply[(d - 1) * width + 2] on, with a short path for the
 -- common lone policy.
 local function decide(d)
   local base, at = (d - 1) * per, 1 + (d - 1) * width
-  local arg = figures + 1
-  if not shared then arg = arg + 3 * (d - 1) end
-  local cost, lease, timing = tonumber(ARGV[arg]), ARGV[arg + 1], ARGV[arg + 2]
+  local cost, lease, timing, max_delay = cost1, lease1, timing1, max_delay1
+  if not shared then cost, lease, timing, max_delay = read_figures(figures + 1 + 3 * (d - 1)) end
   if action == 'r' or action == 'b' then
     local spent = {}
     for figure in string.gmatch(timing, '[^,]+') do spent[#spent + 1] = tonumber(figure) end
     return change(at, base, cost, lease, spent)
   end
-  local max_delay = tonumber(timing)
   if per == 1 then
-    local s, key = specs[1], KEYS[d]
-    local state = s.policy.load(key)
-    local ok, remaining, reset, retry, next, rest = s.policy.decide(state, now, cost, s.a, s.b, lease)
+    local key = KEYS[d]
+    local state = load1(key)
+    local ok, remaining, reset, retry, next, rest = decide1(state, now, cost, a1, b1, lease)
     -- Only a denial that may be booked ahead takes the long way.
     if ok == 1 or max_delay == 0 or action ~= 'c' then
-      if ok == 1 and not dry and cost > 0 and next then write(s, key, next, state, rest) end
+      if ok == 1 and not dry and cost > 0 and next then write(lone, key, next, state, rest) end
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
         ok, 0, ok, remaining, reset, retry
       return
