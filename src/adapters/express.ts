@@ -1,7 +1,7 @@
 // Express 4 and 5 middleware: resolve the client, ask the core, copy headers, answer 429.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
-import { createGate } from '../gate.js';
+import { createGate, type GateOutcome, isPending } from '../gate.js';
 import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
@@ -73,14 +73,18 @@ export function rateLimit(
   const handler = optionalFunction('handler', native.handler);
   const warn = proxyWarning(gate.logger);
 
-  return async (req, res, next) => {
-    warn(req);
-    const outcome = await gate.check(req);
+  const answer = async (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    outcome: GateOutcome<Response>,
+  ): Promise<void> => {
     if (outcome.action === 'fail') {
       res.status(outcome.status).json(outcome.body);
       return;
     }
-    res.set(outcome.headers);
+    // As res.set does for these names (none is Content-Type), without its per-field copies.
+    for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
     if (outcome.info !== undefined) req.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
@@ -97,6 +101,15 @@ export function rateLimit(
     } catch (error) {
       next(error);
     }
+  };
+
+  return (req, res, next) => {
+    warn(req);
+    // A memory store answers at once: no promise is awaited before the request goes on.
+    const outcome = gate.checkNow(req);
+    return isPending(outcome)
+      ? outcome.then((known) => answer(req, res, next, known))
+      : answer(req, res, next, outcome);
   };
 }
 
