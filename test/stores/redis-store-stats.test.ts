@@ -8,9 +8,9 @@ import { errorKind, scriptError } from '../../src/stores/redis/metrics.js';
 import { RedisStore } from '../../src/stores/redis/redis-store.js';
 
 const NOW = 1_000_000;
-/** One token-bucket decision in the script's reply: allowed, delay, then allowed, remaining, reset, retry. */
-const ALLOWED = [1, 0, 1, 0, 1000, 0];
-const DENIED = [0, 0, 0, 0, 1000, 1000];
+/** One token-bucket consume in the script's reply: allowed, remaining, reset, then the delay if admitted, else the retry. */
+const ALLOWED = [1, 0, 1000, 0];
+const DENIED = [0, 0, 1000, 1000];
 
 type Answer = (decisions: number) => Promise<unknown>;
 
@@ -90,7 +90,7 @@ describe('RedisStore.stats()', () => {
       scripted.answer(rejects("OOM command not allowed when used memory > 'maxmemory'."));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
       // A decision the script answered with an error: Redis's own for a command it ran, then a Lua error.
-      const failedDecision = (error: string) => () => Promise.resolve([NOW, error, 0, 0, 0, 0, 0]);
+      const failedDecision = (error: string) => () => Promise.resolve([NOW, error, 0, 0, 0]);
       scripted.answer(failedDecision('WRONGTYPE Operation against a key holding the wrong kind of value'));
       assert.equal((await limiter.consume('d')).degraded, 'fail-open');
       scripted.answer(failedDecision('user_script:57: attempt to perform arithmetic on a nil value'));

@@ -181,7 +181,7 @@ export class Batcher {
       this.#settings.commandTimeoutMs,
       this.#metrics,
     );
-    return parseReply(reply, decisions.length, policies.length);
+    return parseReply(reply, decisions.length, policies.length, action);
   }
 
   #constantArguments(policies: readonly AnyPolicy[], action: StoreAction): readonly string[] {
@@ -200,9 +200,16 @@ export class Batcher {
 }
 
 /** Each request's answer from the script's reply (see script.ts), or its error; a store error for anything else. */
-function parseReply(reply: unknown, decisions: number, policies: number): (StoreResponse | Error)[] {
+function parseReply(
+  reply: unknown,
+  decisions: number,
+  policies: number,
+  action: StoreAction,
+): (StoreResponse | Error)[] {
+  // A consume or a peek of one policy answers with that policy's figures alone.
+  const narrow = policies === 1 && (action === 'consume' || action === 'peek');
   // Per request: allowed, delay, then four figures per policy.
-  const stride = 2 + 4 * policies;
+  const stride = narrow ? 4 : 2 + 4 * policies;
   const malformed = () => scriptError(`unexpected script reply: ${JSON.stringify(reply)}`);
   if (!Array.isArray(reply) || reply.length !== 1 + decisions * stride) throw malformed();
   const numbers = reply as unknown[];
@@ -219,17 +226,30 @@ function parseReply(reply: unknown, decisions: number, policies: number): (Store
       responses.push(scriptError(head));
       continue;
     }
-    const results: PolicyResult[] = [];
-    for (let i = at + 2; i < at + stride; i += 4) {
-      results.push({
-        allowed: figure(i) === 1,
-        remaining: figure(i + 1),
-        resetMs: figure(i + 2),
-        retryAfterMs: figure(i + 3),
-      });
-    }
     const allowed = figure(at) === 1;
-    const delayMs = figure(at + 1);
+    let delayMs = 0;
+    const results: PolicyResult[] = [];
+    if (narrow) {
+      // The last figure is the delay of an admission, or the retry of a denial.
+      const last = figure(at + 3);
+      if (allowed) delayMs = last;
+      results.push({
+        allowed,
+        remaining: figure(at + 1),
+        resetMs: figure(at + 2),
+        retryAfterMs: allowed ? 0 : last,
+      });
+    } else {
+      delayMs = figure(at + 1);
+      for (let i = at + 2; i < at + stride; i += 4) {
+        results.push({
+          allowed: figure(i) === 1,
+          remaining: figure(i + 1),
+          resetMs: figure(i + 2),
+          retryAfterMs: figure(i + 3),
+        });
+      }
+    }
     responses.push(
       delayMs === 0 ? { allowed, results, nowMs } : { allowed, results, nowMs: nowMs + delayMs, delayMs },
     );
