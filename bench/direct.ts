@@ -210,10 +210,11 @@ export function serverTable(measures: readonly DirectMeasure[]): Table {
       ];
     }),
     notes: [
-      'Server time is the `INFO commandstats` usec of the scripts (EVALSHA, or EVAL where the library sends the script',
-      'each time), which includes the commands they run, over the decisions made: for the peers, one call per decision,',
-      "that is the script's usec_per_call; Tollgate sends a limiter's concurrent decisions in one call. Stats are reset",
-      "before each run; medians of the interleaved runs. Commands per decision count every command but the bench's own.",
+      'Server time is the `INFO commandstats` usec of the script calls (FCALL for Tollgate, whose engine is a Redis 7',
+      'function; EVALSHA, or EVAL where the library sends the script each time, for the peers), which includes the',
+      "commands they run, over the decisions made: for the peers, one call per decision; Tollgate sends a limiter's",
+      'concurrent decisions in one call. Stats are reset before each run; medians of the interleaved runs. Commands per',
+      "decision count every command but the bench's own.",
     ],
   };
 }

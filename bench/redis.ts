@@ -92,9 +92,9 @@ export async function startBenchRedis(): Promise<BenchRedis> {
 }
 
 /** Commands the bench itself sends (stats, flushes, probes), left out of every per-decision count. */
-const ADMIN = /^(info|config\|.*|flushall|memory\|.*|ping|client\|.*|hello|select|scan|dbsize)$/;
+const ADMIN = /^(info|config\|.*|flushall|memory\|.*|ping|client\|.*|hello|select|scan|dbsize|function\|.*)$/;
 
-/** Calls of every command but the bench's own, and of the scripts (EVAL and EVALSHA), with their server time. */
+/** Calls of every command but the bench's own, and of the scripts (EVAL, EVALSHA, FCALL), with their server time. */
 export function decisionCommands(stats: ReadonlyMap<string, CommandStat>): {
   readonly commands: number;
   readonly scriptCalls: number;
@@ -106,7 +106,7 @@ export function decisionCommands(stats: ReadonlyMap<string, CommandStat>): {
   for (const [name, stat] of stats) {
     if (ADMIN.test(name)) continue;
     commands += stat.calls;
-    if (name === 'eval' || name === 'evalsha') {
+    if (name === 'eval' || name === 'evalsha' || name === 'fcall') {
       scriptCalls += stat.calls;
       scriptUsec += stat.usec;
     }

@@ -148,9 +148,10 @@ describeWithRedis('when Redis is unavailable', () => {
   });
 
   for (const client of ['ioredis', 'node-redis'] as const) {
-    it(`${client}: SCRIPT FLUSH costs no failed decision`, async () => {
+    it(`${client}: FUNCTION FLUSH and SCRIPT FLUSH cost no failed decision`, async () => {
       const { server, store, limiter } = await setup({}, client);
       for (let round = 0; round < 3; round++) {
+        await server.command('FUNCTION', 'FLUSH');
         await server.command('SCRIPT', 'FLUSH');
         const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('f')));
         assert.ok(decisions.every((d) => d.degraded === undefined && d.allowed));

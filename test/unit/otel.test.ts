@@ -262,7 +262,7 @@ describeWithRedis('createOtelMetrics over a real RedisStore', () => {
       assert.equal((await limiter.consume('x')).allowed, false);
       // The same denial again: the deny cache answers it, without Redis.
       assert.equal((await limiter.consume('x')).allowed, false);
-      await server.command('SCRIPT', 'FLUSH');
+      await server.command('FUNCTION', 'FLUSH');
       assert.equal((await limiter.consume('y')).allowed, true);
       server.pause();
       try {

@@ -7,7 +7,7 @@ import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
 import { type RedisStoreMetrics, scriptError } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
-import { constantArguments, runScript, timingArgument } from './script.js';
+import { constantArguments, runScript, timingArgument } from './script-call.js';
 import { withTimeout } from './time-budget.js';
 
 /**

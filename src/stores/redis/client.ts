@@ -8,6 +8,10 @@ export interface ScriptClient {
   isReady(): boolean;
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   eval(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Calls a Redis 7 function; absent when the client library has no FCALL (the script is used instead). */
+  readonly fcall?: (name: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
+  /** Loads a function library (FUNCTION LOAD REPLACE) on the server, or on every master of a cluster. */
+  loadLibrary(code: string): Promise<void>;
   del(key: string): Promise<unknown>;
   /**
    * Names the node that owns `key` now, so a failure on one master is not blamed on the others; '' when that is not
@@ -26,6 +30,7 @@ type Keys = string | string[];
 
 interface IoRedisNode {
   scanStream(options: { match: string; count: number }): AsyncIterable<string[]>;
+  call(command: string, ...args: string[]): Promise<unknown>;
 }
 
 /** The parts of an ioredis `Redis` or `Cluster` used here. */
@@ -36,6 +41,8 @@ export interface IoRedisLike {
   readonly slots?: readonly (readonly string[])[];
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  fcall?(name: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  call?(command: string, ...args: string[]): Promise<unknown>;
   del(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   quit(): Promise<unknown>;
@@ -46,8 +53,9 @@ export interface IoRedisLike {
   nodes?(role: 'master'): IoRedisNode[];
 }
 
-interface NodeRedisScanner {
+interface NodeRedisNode {
   scanIterator(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
+  functionLoad(code: string, options: { REPLACE: boolean }): Promise<unknown>;
 }
 
 /** The parts of a node-redis client (v4 to v6) or cluster used here. */
@@ -56,6 +64,8 @@ export interface NodeRedisLike {
   readonly isOpen: boolean;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  fCall?(name: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  functionLoad?(code: string, options: { REPLACE: boolean }): Promise<unknown>;
   del(key: string): Promise<unknown>;
   connect(): Promise<unknown>;
   close?(): Promise<unknown>;
@@ -65,7 +75,7 @@ export interface NodeRedisLike {
   /** Cluster only. */
   readonly slots?: readonly ({ readonly master: { readonly address: string } } | undefined)[];
   readonly masters?: readonly object[];
-  nodeClient?(node: object): Promise<NodeRedisScanner>;
+  nodeClient?(node: object): Promise<NodeRedisNode>;
 }
 
 export type RedisClientLike = IoRedisLike | NodeRedisLike;
@@ -81,17 +91,22 @@ export function adaptClient(client: unknown): ScriptClient {
 
 function ioredis(client: IoRedisLike): ScriptClient {
   const isCluster = client.isCluster === true;
+  const nodes = () => (isCluster ? (client.nodes?.('master') ?? []) : [client as IoRedisNode]);
+  const { fcall } = client;
   return {
     isCluster,
     isReady: () => client.status === 'ready',
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
+    ...(fcall === undefined
+      ? {}
+      : { fcall: (name, keys, args) => fcall.call(client, name, keys.length, ...keys, ...args) }),
+    loadLibrary: async (code) => {
+      await Promise.all(nodes().map((node) => node.call('FUNCTION', 'LOAD', 'REPLACE', code)));
+    },
     del: (key) => client.del(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? '') : ''),
-    scan: (pattern) => {
-      const nodes = isCluster ? (client.nodes?.('master') ?? []) : [client as IoRedisNode];
-      return flatten(nodes.map((node) => node.scanStream({ match: pattern, count: SCAN_COUNT })));
-    },
+    scan: (pattern) => flatten(nodes().map((node) => node.scanStream({ match: pattern, count: SCAN_COUNT }))),
     connect: async () => {
       if (client.status === 'wait') await client.connect();
       // A client created without lazyConnect, or between reconnection attempts, is on its way: wait for it (the
@@ -112,25 +127,32 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     keys: keys as string[],
     arguments: args as string[],
   });
+  const nodes = (): Promise<NodeRedisNode>[] =>
+    isCluster
+      ? (client.masters ?? []).map((master) =>
+          (client.nodeClient as (node: object) => Promise<NodeRedisNode>)(master),
+        )
+      : [Promise.resolve(client as NodeRedisNode)];
+  const { fCall } = client;
   return {
     isCluster,
     isReady: () => client.isReady,
     evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),
     eval: (script, keys, args) => client.eval(script, options(keys, args)),
+    ...(fCall === undefined
+      ? {}
+      : { fcall: (name, keys, args) => fCall.call(client, name, options(keys, args)) }),
+    loadLibrary: async (code) => {
+      await Promise.all(nodes().map(async (node) => (await node).functionLoad(code, { REPLACE: true })));
+    },
     del: (key) => client.del(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? '') : ''),
-    scan: (pattern) => {
-      const scanners: Promise<NodeRedisScanner>[] = isCluster
-        ? (client.masters ?? []).map((master) =>
-            (client.nodeClient as (node: object) => Promise<NodeRedisScanner>)(master),
-          )
-        : [Promise.resolve(client as NodeRedisScanner)];
-      return flatten(
-        scanners.map(async function* (scanner) {
-          yield* (await scanner).scanIterator({ MATCH: pattern, COUNT: SCAN_COUNT });
+    scan: (pattern) =>
+      flatten(
+        nodes().map(async function* (node) {
+          yield* (await node).scanIterator({ MATCH: pattern, COUNT: SCAN_COUNT });
         }),
-      );
-    },
+      ),
     connect: async () => {
       if (!client.isOpen) await client.connect();
     },

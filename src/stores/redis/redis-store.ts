@@ -10,7 +10,7 @@ import { DenyCache } from './deny-cache.js';
 import { type RedisStoreMetrics, zeroMetrics } from './metrics.js';
 import { NodeBreakers } from './node-breakers.js';
 import { type RedisStoreOptions, type RedisStoreSettings, resolveOptions } from './redis-store-options.js';
-import { constantArguments, runScript } from './script.js';
+import { constantArguments, runScript } from './script-call.js';
 import { budget, withTimeout } from './time-budget.js';
 
 export interface RedisHealth {

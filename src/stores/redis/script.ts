@@ -1,11 +1,8 @@
-// The one Lua script the Redis engine runs: the integer prelude, every policy's Lua twin, and the main loop over a
-// batch of decisions, each the twin of `evaluatePolicies` (with a short path for the common single-policy limiter).
+// The Lua engine Redis runs, as a function library and as a script: the integer prelude, every policy's Lua twin,
+// and the loop over a batch of decisions, each the twin of `evaluatePolicies` (with a short path for a lone policy).
 import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
-import type { Operation, StoreAction } from '../../policies/evaluate.js';
 import { policyLua } from '../../policies/index.js';
-import type { AnyPolicy } from '../../policies/policy.js';
-import type { ScriptClient } from './client.js';
 
 /**
  * A batch: requests of one limiter (same policies, same action), each on its own keys.
@@ -39,25 +36,12 @@ ${Object.entries(policyLua)
   return policies[kind]
 end
 
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local per = tonumber(ARGV[6])
-
--- A probe (no policies): the clock and the writes a decision needs, on the node that owns KEYS[1], leaving nothing
--- behind. It fails exactly when decisions would: out of memory, a read-only replica, a failed snapshot.
-if per == 0 then
-  redis.call('SET', KEYS[1], now, 'PX', 1000)
-  redis.call('DEL', KEYS[1])
-  return { now }
-end
+-- What one call is about, set by run() for each: its clock, its policies, the store's TTL bounds.
+local now, per, min_ttl, max_ttl, ttl_padding, quantum, specs
 
 -- A key's TTL from its state's own time to rest, within the store's bounds (a greatest TTL of 0: none); -1 keeps
 -- a state that never rests for ever, since expiring it would mint the quota it records as spent. At least 1 ms:
 -- Redis refuses an expiry of 0, which a state just come to rest would ask for without a least TTL or padding.
-local min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local function ttl_of(rest)
   local ttl = -1
   if rest >= 0 then ttl = math.max(min_ttl, rest + ttl_padding, 1) end
@@ -65,15 +49,8 @@ local function ttl_of(rest)
   return ttl
 end
 
-local specs = {}
-for k = 1, per do
-  local at = 4 + 3 * k
-  specs[k] = { policy = policies[ARGV[at]] or define(ARGV[at]), a = tonumber(ARGV[at + 1]), b = tonumber(ARGV[at + 2]) }
-end
-
 -- A key's expiry for a state that says when it comes to rest: that time plus the padding, rounded up to a quantum
 -- so that states close in time share one expiry.
-local quantum = math.max(1000, floor(ttl_padding / 8))
 local function expiry(spec, state)
   return quantum * ceil_div(spec.policy.at_rest(state, spec.a, spec.b) + ttl_padding, quantum)
 end
@@ -102,10 +79,7 @@ end
 -- A request's reply, from reply[at + 1] on: allowed, delay, then each policy's four figures. A consume or a peek
 -- of a lone policy, the common call, answers with its policy's figures alone, the delay of an admission in place
 -- of its retry (always 0): each number of a reply costs the server ~90 ns.
-local reply = { now }
-local narrow = per == 1 and (action == 'c' or action == 'p')
-local width = 2 + 4 * per
-if narrow then width = 4 end
+local reply, narrow, width
 local function answer(at, allowed, delay, evaluated)
   if narrow then
     local e = evaluated[1]
@@ -191,17 +165,13 @@ local function change(at, base, cost, lease, spent)
   answer(at, 1, 0, evaluated)
 end
 
--- Each request's cost, lease and timing: one triple shared by every request of the batch (read once), or one each.
-local figures = 6 + 3 * per
+-- Each request's cost, lease and timing: one triple shared by every request of the call (read once), or one each;
+-- and the lone policy's twin and arguments, for the short path.
+local figures, shared, cost1, lease1, timing1, max_delay1, lone, load1, decide1, a1, b1
 local function read_figures(arg)
   local timing = ARGV[arg + 2]
   return tonumber(ARGV[arg]), ARGV[arg + 1], timing, tonumber(timing)
 end
-local shared = #ARGV == figures + 3
-local cost1, lease1, timing1, max_delay1 = read_figures(figures + 1)
--- The lone policy's twin and arguments, for the short path.
-local lone = specs[1]
-local load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
 
 -- Request d, on KEYS[(d - 1) * per + 1 ..], answered from reply[(d - 1) * width + 2] on, with a short path for the
 -- common lone policy (a consume or a peek, answered narrow).
@@ -228,16 +198,49 @@ local function decide(d)
   evaluate(at, base, cost, lease, max_delay)
 end
 
--- Each request fails alone: one client's broken key must not fail the others batched with it.
-for d = 1, #KEYS / per do
-  local done, err = pcall(decide, d)
-  if not done then
-    local at = 1 + (d - 1) * width
-    reply[at + 1] = type(err) == 'table' and tostring(err.err) or tostring(err)
-    for i = at + 2, at + width do reply[i] = 0 end
+-- One call, on its keys and arguments (see above).
+local function run(keys, args)
+  KEYS, ARGV, action = keys, args, args[5]
+  dry = action == 'p'
+  now = tonumber(ARGV[1])
+  if not now then
+    local t = redis.call('TIME')
+    now = t[1] * 1000 + math.floor(t[2] / 1000)
   end
+  per = tonumber(ARGV[6])
+  -- A probe (no policies): the clock and the writes a decision needs, on the node that owns KEYS[1], leaving
+  -- nothing behind. It fails exactly when decisions would: out of memory, a read-only replica, a failed snapshot.
+  if per == 0 then
+    redis.call('SET', KEYS[1], now, 'PX', 1000)
+    redis.call('DEL', KEYS[1])
+    return { now }
+  end
+  min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  quantum = math.max(1000, math.floor(ttl_padding / 8))
+  specs = {}
+  for k = 1, per do
+    local at = 4 + 3 * k
+    local kind = ARGV[at]
+    specs[k] = { policy = policies[kind] or define(kind), a = tonumber(ARGV[at + 1]), b = tonumber(ARGV[at + 2]) }
+  end
+  reply, narrow, width = { now }, per == 1 and (action == 'c' or action == 'p'), 2 + 4 * per
+  if narrow then width = 4 end
+  figures = 6 + 3 * per
+  shared = #ARGV == figures + 3
+  cost1, lease1, timing1, max_delay1 = read_figures(figures + 1)
+  lone = specs[1]
+  load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
+  -- Each request fails alone: one client's broken key must not fail the others batched with it.
+  for d = 1, #KEYS / per do
+    local done, err = pcall(decide, d)
+    if not done then
+      local at = 1 + (d - 1) * width
+      reply[at + 1] = type(err) == 'table' and tostring(err.err) or tostring(err)
+      for i = at + 2, at + width do reply[i] = 0 end
+    end
+  end
+  return reply
 end
-return reply
 `;
 
 /**
@@ -246,8 +249,8 @@ return reply
  * each failure would count against the shard's circuit breaker.
  */
 const STATE_LUA = `
-local action = ARGV[5]
-local dry = action == 'p'
+-- Per call, set by run(): its keys and arguments, and its action (a peek writes nothing).
+local KEYS, ARGV, action, dry
 -- A peek writes nothing, not even the removal of a foreign key.
 local function forget(key)
   if not dry then redis.call('DEL', key) end
@@ -281,56 +284,17 @@ local function read_fields(key, pattern)
 end
 `;
 
-export const SCRIPT = ['local policies = {}', integerLua, STATE_LUA, MAIN].join('\n');
+/** The engine: every definition, and run(keys, args) for one call. */
+const ENGINE = ['local policies = {}', integerLua, STATE_LUA, MAIN].join('\n');
+
+/** The engine as a script for EVAL, which runs it whole on every call. */
+export const SCRIPT = `local eval_keys, eval_args = KEYS, ARGV\n${ENGINE}\nreturn run(eval_keys, eval_args)`;
 export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
-/** The script's name for each action. */
-const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
-  consume: 'c',
-  peek: 'p',
-  refund: 'r',
-  block: 'b',
-};
-
 /**
- * A request's timing argument: for a refund when its units were spent ('' for now) and each policy's resetMs then
- * (`1700000000000,500,60000`), else how far ahead it may be booked.
+ * The engine as a Redis 7 function library: its definitions run once, when it is loaded, so a call runs only run()
+ * (for EVAL they are made again on every call, ~5 µs of a lone decision's ~12, and garbage for Lua to sweep). Named
+ * after its own hash, so that versions of Tollgate sharing a Redis each find their own.
  */
-export function timingArgument({ action, maxDelayMs, spentAtMs, spentResetMs = [] }: Operation): string {
-  if (action !== 'refund') return String(maxDelayMs ?? 0);
-  return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
-}
-
-/** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
-export function constantArguments(
-  policies: readonly AnyPolicy[],
-  ttlMs: readonly number[],
-  action: StoreAction,
-): string[] {
-  return [
-    ...ttlMs.map(String),
-    ACTION_CODES[action],
-    String(policies.length),
-    ...policies.flatMap((p) => [p.kind, ...p.args.map(String)]),
-  ];
-}
-
-/**
- * Runs the script by its SHA, and sends it in full only when a server lacks it (a restart, a failover, SCRIPT
- * FLUSH); EVAL also caches it on whichever node owns the keys.
- */
-export async function runScript(
-  client: ScriptClient,
-  keys: string[],
-  args: string[],
-  metrics: { scriptReloads: number },
-): Promise<unknown> {
-  try {
-    return await client.evalsha(SCRIPT_SHA, keys, args);
-  } catch (error) {
-    // Only a missing script is cured by sending it.
-    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-    metrics.scriptReloads++;
-    return client.eval(SCRIPT, keys, args);
-  }
-}
+export const FUNCTION_NAME = `tollgate_${createHash('sha1').update(ENGINE).digest('hex').slice(0, 16)}`;
+export const LIBRARY = `#!lua name=${FUNCTION_NAME}\n${ENGINE}\nredis.register_function('${FUNCTION_NAME}', run)`;

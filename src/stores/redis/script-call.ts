@@ -1,0 +1,100 @@
+// How the store calls the engine: its arguments, and a call that runs it as a function or, failing that, a script.
+import type { Operation, StoreAction } from '../../policies/evaluate.js';
+import type { AnyPolicy } from '../../policies/policy.js';
+import type { ScriptClient } from './client.js';
+import { FUNCTION_NAME, LIBRARY, SCRIPT, SCRIPT_SHA } from './script.js';
+
+/** The script's name for each action. */
+const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
+  consume: 'c',
+  peek: 'p',
+  refund: 'r',
+  block: 'b',
+};
+
+/**
+ * A request's timing argument: for a refund when its units were spent ('' for now) and each policy's resetMs then
+ * (`1700000000000,500,60000`), else how far ahead it may be booked.
+ */
+export function timingArgument({ action, maxDelayMs, spentAtMs, spentResetMs = [] }: Operation): string {
+  if (action !== 'refund') return String(maxDelayMs ?? 0);
+  return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
+}
+
+/** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
+export function constantArguments(
+  policies: readonly AnyPolicy[],
+  ttlMs: readonly number[],
+  action: StoreAction,
+): string[] {
+  return [
+    ...ttlMs.map(String),
+    ACTION_CODES[action],
+    String(policies.length),
+    ...policies.flatMap((p) => [p.kind, ...p.args.map(String)]),
+  ];
+}
+
+/** Clients found unable to use functions (a server before Redis 7, or one that refuses FUNCTION LOAD). */
+const scriptsOnly = new WeakSet<ScriptClient>();
+/** What a server says when it has no functions at all, or will not let this user load one. */
+const NO_FUNCTIONS = /^(ERR unknown command|NOPERM)/i;
+
+/**
+ * Runs the engine: as a Redis 7 function, loaded again only when a server lacks it (a fresh server, a restart
+ * without persistence, FUNCTION FLUSH), on every master of a cluster. A server that cannot run functions runs it
+ * as a script instead, by its SHA, sent in full only when that server lacks it (SCRIPT FLUSH, a restart); EVAL also
+ * caches it on whichever node owns the keys.
+ */
+export async function runScript(
+  client: ScriptClient,
+  keys: string[],
+  args: string[],
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  if (client.fcall === undefined || scriptsOnly.has(client)) return runEval(client, keys, args, metrics);
+  try {
+    return await client.fcall(FUNCTION_NAME, keys, args);
+  } catch (error) {
+    const message = messageOf(error);
+    if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, keys, args, metrics);
+    // Only a missing function is cured by loading it.
+    if (!message.startsWith('ERR Function not found')) throw error;
+  }
+  metrics.scriptReloads++;
+  try {
+    await client.loadLibrary(LIBRARY);
+  } catch (error) {
+    if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, keys, args, metrics);
+    throw error;
+  }
+  return client.fcall(FUNCTION_NAME, keys, args);
+}
+
+function scriptsFromNowOn(
+  client: ScriptClient,
+  keys: string[],
+  args: string[],
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  scriptsOnly.add(client);
+  return runEval(client, keys, args, metrics);
+}
+
+async function runEval(
+  client: ScriptClient,
+  keys: string[],
+  args: string[],
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  try {
+    return await client.evalsha(SCRIPT_SHA, keys, args);
+  } catch (error) {
+    // Only a missing script is cured by sending it.
+    if (!messageOf(error).startsWith('NOSCRIPT')) throw error;
+    metrics.scriptReloads++;
+    return client.eval(SCRIPT, keys, args);
+  }
+}
+
+const messageOf = (error: unknown) => String((error as Error)?.message);
