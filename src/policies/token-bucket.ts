@@ -176,7 +176,7 @@ function refund(
 export const tokenBucketLua = `
 policies['token-bucket'] = {
   reservable = true,
-  at_rest = function(tat) return ceil_div(tat, 1000) end,
+  at_rest = function(tat) return 0 - math.floor((0 - tat) / 1000) end,
   load = read_integer,
   save = function(key, tat, ttl, prev)
     if ttl then set_state(key, string.format('%d', tat), ttl) else redis.call('INCRBY', key, tat - prev) end

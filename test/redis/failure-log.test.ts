@@ -224,7 +224,8 @@ describeWithRedis('a logger that throws when some decisions of a script call fai
       // still made, and both share one script call.
       await server.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
       await server.command('CONFIG', 'SET', 'maxmemory', '1');
-      const [good, bad] = await Promise.all([limiter.consume('spent'), limiter.consume('fresh')]);
+      // The failing decision first: the ones after it in the call are still made.
+      const [bad, good] = await Promise.all([limiter.consume('fresh'), limiter.consume('spent')]);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual([good?.degraded, good?.allowed], [undefined, false]);
       assert.deepEqual([bad?.degraded, bad?.allowed], ['fail-closed', false]);

@@ -49,22 +49,21 @@ local function ttl_of(rest)
   return ttl
 end
 
--- A key's expiry for a state that says when it comes to rest: that time plus the padding, rounded up to a quantum
--- so that states close in time share one expiry.
-local function expiry(spec, state)
-  return quantum * ceil_div(spec.policy.at_rest(state, spec.a, spec.b) + ttl_padding, quantum)
-end
-
 -- A state over the one it replaces (nil: none). Setting an expiry is most of a write's cost (SET with PX ~1.1 µs,
 -- with KEEPTTL ~0.5 µs, on Redis 7.0), and reading one back (PTTL) costs ~0.3 µs more, so a key's expiry is a
--- function of its state: it is set, never earlier than the store's bounds ask, only when a new state needs a later
--- one. The key of a window then sets it once per window, and a bucket written often once per quantum. A greatest
--- TTL ties the expiry to the clock instead, so with one every write sets it.
+-- function of its state: the time the state comes to rest plus the padding, rounded up to a quantum so that states
+-- close in time share one. It is set, never earlier than the store's bounds ask, only when a new state needs a later
+-- one: the key of a window sets it once per window, and a bucket written often once per quantum. A greatest TTL ties
+-- the expiry to the clock instead, so with one every write sets it.
 local function write(spec, key, next, prev, rest)
   local policy = spec.policy
-  if rest < 0 or max_ttl > 0 or not policy.at_rest then return policy.save(key, next, ttl_of(rest), prev) end
-  local expires = expiry(spec, next)
-  if prev and expiry(spec, prev) >= expires then return policy.save(key, next, nil, prev) end
+  local at_rest = policy.at_rest
+  if rest < 0 or max_ttl > 0 or not at_rest then return policy.save(key, next, ttl_of(rest), prev) end
+  local a, b = spec.a, spec.b
+  local expires = quantum * math.ceil((at_rest(next, a, b) + ttl_padding) / quantum)
+  if prev and quantum * math.ceil((at_rest(prev, a, b) + ttl_padding) / quantum) >= expires then
+    return policy.save(key, next, nil, prev)
+  end
   policy.save(key, next, math.max(ttl_of(rest), expires - now), prev)
 end
 
@@ -198,6 +197,15 @@ local function decide(d)
   evaluate(at, base, cost, lease, max_delay)
 end
 
+-- Requests first to last, current naming the one being decided.
+local current
+local function decide_from(first, last)
+  for d = first, last do
+    current = d
+    decide(d)
+  end
+end
+
 -- One call, on its keys and arguments (see above).
 local function run(keys, args)
   KEYS, ARGV, action = keys, args, args[5]
@@ -230,14 +238,17 @@ local function run(keys, args)
   cost1, lease1, timing1, max_delay1 = read_figures(figures + 1)
   lone = specs[1]
   load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
-  -- Each request fails alone: one client's broken key must not fail the others batched with it.
-  for d = 1, #KEYS / per do
-    local done, err = pcall(decide, d)
-    if not done then
-      local at = 1 + (d - 1) * width
-      reply[at + 1] = type(err) == 'table' and tostring(err.err) or tostring(err)
-      for i = at + 2, at + width do reply[i] = 0 end
-    end
+  -- Each request fails alone: one client's broken key must not fail the others batched with it. One protected
+  -- run takes every request until one fails, and the next run goes on after it.
+  local count, d = #KEYS / per, 1
+  while d <= count do
+    local done, err = pcall(decide_from, d, count)
+    if done then break end
+    d = current
+    local at = 1 + (d - 1) * width
+    reply[at + 1] = type(err) == 'table' and tostring(err.err) or tostring(err)
+    for i = at + 2, at + width do reply[i] = 0 end
+    d = d + 1
   end
   return reply
 end
