@@ -61,6 +61,12 @@ const VARIANTS: readonly Variant[] = [
     middleware: async () => rateLimit({ requestsPerMinute: LIMIT, store: new MemoryStore() }),
   },
   {
+    // The two fields of the current draft in place of the default seven (draft-6 and the X-RateLimit-* set).
+    name: "Tollgate, MemoryStore, headers: 'draft-8'",
+    middleware: async () =>
+      rateLimit({ requestsPerMinute: LIMIT, store: new MemoryStore(), headers: 'draft-8' }),
+  },
+  {
     name: 'Tollgate, RedisStore (ioredis)',
     middleware: async (redis) =>
       rateLimit({

@@ -139,7 +139,7 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     'scriptReloads',
     ['store', 'script', 'reloads'],
     '{reload}',
-    "Times a server lacked the store's script (a fresh server, a restart, a failover, SCRIPT FLUSH) and it was sent in full.",
+    "Times a server lacked the store's engine (a fresh server, a restart, FUNCTION FLUSH) and it was loaded again.",
   ),
   count(
     'batches',

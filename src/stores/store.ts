@@ -96,7 +96,7 @@ export interface StoreStats {
   readonly breakers?: readonly StoreBreaker[];
   /** Times a circuit breaker opened. */
   readonly breakerTrips?: number;
-  /** Times a server lacked the store's script (a fresh server, a restart, a failover, SCRIPT FLUSH) and got it whole. */
+  /** Times a server lacked the store's engine (a fresh server, a restart, FUNCTION FLUSH) and it was loaded again. */
   readonly scriptReloads?: number;
   /** Calls of decisions sent, and the decisions they carried: their ratio is the mean batch size. */
   readonly batches?: number;

@@ -11,7 +11,7 @@ export interface RedisStoreMetrics {
   /** The same calls by how they failed (see `errorKind`). */
   errorsByKind: Record<StoreErrorKind, number>;
   timeouts: number;
-  /** Times the script was missing on a server (restart, failover, SCRIPT FLUSH) and was sent in full. */
+  /** Times the engine was missing on a server (a restart, FUNCTION FLUSH or SCRIPT FLUSH) and was loaded again. */
   scriptReloads: number;
   /** Decisions made by the memory fallback (also counted in degradedAllowed / degradedDenied). */
   fallbackDecisions: number;
