@@ -63,6 +63,12 @@ export class Connection {
     return client;
   }
 
+  /** The client when it is connected and ready now, else undefined: `forDecisions` without a turn of the queue. */
+  readyNow(): ScriptClient | undefined {
+    const client = this.#client;
+    return this.#connected && client?.isReady() ? client : undefined;
+  }
+
   /**
    * Closes the store's own connection: QUIT within `budgetMs`, then by force, so a hung Redis cannot hold a
    * shutdown. A connection still being opened is closed as soon as it exists; an application's client stays open.

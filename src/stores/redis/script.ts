@@ -50,21 +50,19 @@ local function ttl_of(rest)
 end
 
 -- A state over the one it replaces (nil: none). Setting an expiry is most of a write's cost (SET with PX ~1.1 µs,
--- with KEEPTTL ~0.5 µs, on Redis 7.0), and reading one back (PTTL) costs ~0.3 µs more, so a key's expiry is a
--- function of its state: the time the state comes to rest plus the padding, rounded up to a quantum so that states
--- close in time share one. It is set, never earlier than the store's bounds ask, only when a new state needs a later
--- one: the key of a window sets it once per window, and a bucket written often once per quantum. A greatest TTL ties
--- the expiry to the clock instead, so with one every write sets it.
+-- with KEEPTTL ~0.5 µs, on Redis 7.0), so a write keeps the key's TTL while it still covers the new state: the time
+-- that state comes to rest plus the padding. When it must set one, it sets that time rounded up to a quantum, so
+-- that the states that follow share it: a window sets its expiry once, a bucket written often once per quantum. The
+-- TTL is read back (PTTL, ~0.3 µs) rather than inferred from the state it replaces, since another limit under the
+-- same scope, another store's padding or an earlier version may have set it. A greatest TTL ties the expiry to the
+-- clock instead, so with one every write sets it.
 local function write(spec, key, next, prev, rest)
   local policy = spec.policy
   local at_rest = policy.at_rest
   if rest < 0 or max_ttl > 0 or not at_rest then return policy.save(key, next, ttl_of(rest), prev) end
-  local a, b = spec.a, spec.b
-  local expires = quantum * math.ceil((at_rest(next, a, b) + ttl_padding) / quantum)
-  if prev and quantum * math.ceil((at_rest(prev, a, b) + ttl_padding) / quantum) >= expires then
-    return policy.save(key, next, nil, prev)
-  end
-  policy.save(key, next, math.max(ttl_of(rest), expires - now), prev)
+  local ttl = quantum * math.ceil((at_rest(next, spec.a, spec.b) + ttl_padding) / quantum) - now
+  if prev and redis.call('PTTL', key) >= ttl then return policy.save(key, next, nil, prev) end
+  policy.save(key, next, math.max(ttl_of(rest), ttl), prev)
 end
 
 local function save(k, key, e, prev, delay)
