@@ -1,7 +1,10 @@
-// The store contract on RedisStore, through its own ioredis connection and through an app-owned node-redis client.
+// The store contract on RedisStore, through its own ioredis connection, through an app-owned node-redis client, and
+// with its engine run as a script rather than a function.
+import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { runStoreContract } from '../contract/store-contract.js';
+import { scriptsOnlyClient } from '../harness/planted-client.js';
 import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
@@ -35,6 +38,23 @@ describeWithRedis('RedisStore', () => {
       const close = async () => {
         await store.close();
         await client.close();
+        await server.stop();
+      };
+      return { store, close, pttl: pttlOn(server) };
+    },
+    { keyTtls: true },
+  );
+
+  // Redis 6, a user not allowed functions, a client without FCALL: the same engine, run as a script.
+  runStoreContract(
+    'RedisStore (ioredis, engine as a script)',
+    async (clock) => {
+      const server = await startRedisServer();
+      const client = scriptsOnlyClient(new Redis(server.url));
+      const store = new RedisStore({ client, clock, commandTimeoutMs: 5000 });
+      const close = async () => {
+        await store.close();
+        client.disconnect();
         await server.stop();
       };
       return { store, close, pttl: pttlOn(server) };

@@ -27,7 +27,7 @@ function recordingClient() {
       return fail(failures.fcall)() ?? Promise.resolve(admitted(keys));
     },
     call: (...args: string[]) => {
-      calls.push(`${args.slice(0, 3).join(' ')} ${args[3] === LIBRARY ? 'engine' : 'other'}`);
+      calls.push(`${args.slice(0, -1).join(' ')} ${args.at(-1) === LIBRARY ? 'engine' : 'other'}`);
       return fail(failures.load)() ?? Promise.resolve('OK');
     },
     evalsha: (_sha: string, keys: number) => {
@@ -76,12 +76,7 @@ describe('RedisStore engine calls', () => {
         [true, undefined],
       ],
     );
-    assert.deepEqual(setup.calls, [
-      'FCALL engine',
-      'FUNCTION LOAD REPLACE engine',
-      'FCALL engine',
-      'FCALL engine',
-    ]);
+    assert.deepEqual(setup.calls, ['FCALL engine', 'FUNCTION LOAD engine', 'FCALL engine', 'FCALL engine']);
     assert.equal(reloads, 1);
   });
 
@@ -110,6 +105,45 @@ describe('RedisStore engine calls', () => {
     });
   }
 
+  it('loads the library once for the calls that found it missing together', async () => {
+    const setup = recordingClient();
+    setup.failures.fcall.push('ERR Function not found', 'ERR Function not found');
+    const store = new RedisStore({ client: setup.client, clock: () => NOW });
+    try {
+      // Two limiters: two script calls in one turn.
+      const limiters = [1, 2].map((capacity) =>
+        createLimiter({ policy: tokenBucket({ capacity, refillPerSecond: 1 }), store }),
+      );
+      const made = await Promise.all(limiters.map((limiter) => limiter.consume('a')));
+      assert.ok(made.every((d) => d.allowed && d.degraded === undefined));
+      assert.equal(setup.calls.filter((call) => call.startsWith('FUNCTION LOAD')).length, 1);
+      assert.equal(store.stats().scriptReloads, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('makes a decision refused as a whole for want of memory as a script, whose denials need no write', async () => {
+    const setup = recordingClient();
+    setup.failures.fcall.push("OOM command not allowed when used memory > 'maxmemory'.");
+    const { made } = await decisions(setup, 2);
+    assert.ok(made.every((d) => d.allowed && d.degraded === undefined));
+    assert.deepEqual(setup.calls, ['FCALL engine', 'EVALSHA', 'FCALL engine']);
+  });
+
+  it('keeps its function when a user may not touch a key (a refusal of that call alone)', async () => {
+    const setup = recordingClient();
+    setup.failures.fcall.push(
+      'NOPERM this user has no permissions to access one of the keys used as arguments',
+    );
+    const { made } = await decisions(setup, 2);
+    assert.deepEqual(
+      made.map((d) => d.degraded),
+      ['fail-open', undefined],
+    );
+    assert.deepEqual(setup.calls, ['FCALL engine', 'FCALL engine']);
+  });
+
   it('keeps calling its function after a load that failed for want of the server', async () => {
     const setup = recordingClient();
     setup.failures.fcall.push('ERR Function not found');
@@ -119,7 +153,7 @@ describe('RedisStore engine calls', () => {
       made.map((d) => d.degraded),
       ['fail-open', undefined],
     );
-    assert.deepEqual(setup.calls, ['FCALL engine', 'FUNCTION LOAD REPLACE engine', 'FCALL engine']);
+    assert.deepEqual(setup.calls, ['FCALL engine', 'FUNCTION LOAD engine', 'FCALL engine']);
   });
 
   it('runs the engine as a script on a client library without FCALL', async () => {

@@ -10,7 +10,11 @@ export interface ScriptClient {
   eval(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Calls a Redis 7 function; absent when the client library has no FCALL (the script is used instead). */
   readonly fcall?: (name: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
-  /** Loads a function library (FUNCTION LOAD REPLACE) on the server, or on every master of a cluster. */
+  /**
+   * Loads a function library on the server, or on every master of a cluster; one already there counts as loaded
+   * (its name is its content's hash). Rejects only when no node took it: a master that is down must not fail the
+   * decisions of the others, and its own calls find the library missing again once it is back.
+   */
   loadLibrary(code: string): Promise<void>;
   del(key: string): Promise<unknown>;
   /**
@@ -101,9 +105,7 @@ function ioredis(client: IoRedisLike): ScriptClient {
     ...(fcall === undefined
       ? {}
       : { fcall: (name, keys, args) => fcall.call(client, name, keys.length, ...keys, ...args) }),
-    loadLibrary: async (code) => {
-      await Promise.all(nodes().map((node) => node.call('FUNCTION', 'LOAD', 'REPLACE', code)));
-    },
+    loadLibrary: (code) => loadOnEvery(nodes().map((node) => () => node.call('FUNCTION', 'LOAD', code))),
     del: (key) => client.del(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? '') : ''),
     scan: (pattern) => flatten(nodes().map((node) => node.scanStream({ match: pattern, count: SCAN_COUNT }))),
@@ -133,18 +135,18 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
           (client.nodeClient as (node: object) => Promise<NodeRedisNode>)(master),
         )
       : [Promise.resolve(client as NodeRedisNode)];
-  const { fCall } = client;
+  const { fCall, functionLoad } = client;
   return {
     isCluster,
     isReady: () => client.isReady,
     evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),
     eval: (script, keys, args) => client.eval(script, options(keys, args)),
-    ...(fCall === undefined
+    // A client that can call functions but not load them is left to scripts.
+    ...(fCall === undefined || functionLoad === undefined
       ? {}
       : { fcall: (name, keys, args) => fCall.call(client, name, options(keys, args)) }),
-    loadLibrary: async (code) => {
-      await Promise.all(nodes().map(async (node) => (await node).functionLoad(code, { REPLACE: true })));
-    },
+    loadLibrary: (code) =>
+      loadOnEvery(nodes().map((node) => async () => (await node).functionLoad(code, { REPLACE: false }))),
     del: (key) => client.del(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.master.address ?? '') : ''),
     scan: (pattern) =>
@@ -162,6 +164,23 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
       client.destroy?.();
     },
   };
+}
+
+/** Runs every node's load; resolves when one took it (or had it already), else rejects with the first error. */
+async function loadOnEvery(loads: (() => Promise<unknown>)[]): Promise<void> {
+  const outcomes = await Promise.allSettled(
+    loads.map((load) =>
+      load().catch((error: unknown) => {
+        if (/already exists/i.test(String((error as Error)?.message))) return;
+        throw error;
+      }),
+    ),
+  );
+  if (outcomes.some((outcome) => outcome.status === 'fulfilled')) return;
+  throw (
+    (outcomes[0] as PromiseRejectedResult | undefined)?.reason ??
+    new Error('no Redis node to load the library on')
+  );
 }
 
 /** True when `promise` resolves within `timeoutMs`; false when it rejects or takes longer. Never rejects. */

@@ -35,16 +35,23 @@ export function constantArguments(
   ];
 }
 
-/** Clients found unable to use functions (a server before Redis 7, or one that refuses FUNCTION LOAD). */
+/** Clients found unable to use functions (a server before Redis 7, or a user not allowed them). */
 const scriptsOnly = new WeakSet<ScriptClient>();
-/** What a server says when it has no functions at all, or will not let this user load one. */
-const NO_FUNCTIONS = /^(ERR unknown command|NOPERM)/i;
+/** The library being loaded for a client: every call that found it missing waits for the one load. */
+const loading = new WeakMap<ScriptClient, Promise<void>>();
+/** A server without functions, or a user whose ACL refuses FCALL or FUNCTION LOAD (not a key it may not touch). */
+const NO_FUNCTIONS = /^ERR unknown command|^NOPERM.*\b(fcall|function)\b/i;
+/**
+ * A server that refuses a whole function call that may write (out of memory, a read-only replica, a failed
+ * snapshot) still runs a script, whose writes alone fail: a denial, which writes nothing, is still made.
+ */
+const REFUSED_WRITES = /^(OOM|READONLY|MISCONF)\b/;
 
 /**
  * Runs the engine: as a Redis 7 function, loaded again only when a server lacks it (a fresh server, a restart
  * without persistence, FUNCTION FLUSH), on every master of a cluster. A server that cannot run functions runs it
- * as a script instead, by its SHA, sent in full only when that server lacks it (SCRIPT FLUSH, a restart); EVAL also
- * caches it on whichever node owns the keys.
+ * as a script instead, from then on, by its SHA, sent in full only when that server lacks it (SCRIPT FLUSH, a
+ * restart); EVAL also caches it on whichever node owns the keys.
  */
 export async function runScript(
   client: ScriptClient,
@@ -58,17 +65,28 @@ export async function runScript(
   } catch (error) {
     const message = messageOf(error);
     if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, keys, args, metrics);
+    if (REFUSED_WRITES.test(message)) return runEval(client, keys, args, metrics);
     // Only a missing function is cured by loading it.
     if (!message.startsWith('ERR Function not found')) throw error;
   }
-  metrics.scriptReloads++;
   try {
-    await client.loadLibrary(LIBRARY);
+    await load(client, metrics);
   } catch (error) {
     if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, keys, args, metrics);
     throw error;
   }
   return client.fcall(FUNCTION_NAME, keys, args);
+}
+
+/** One load of the library per client at a time, counted once. */
+function load(client: ScriptClient, metrics: { scriptReloads: number }): Promise<void> {
+  let pending = loading.get(client);
+  if (pending === undefined) {
+    metrics.scriptReloads++;
+    pending = client.loadLibrary(LIBRARY).finally(() => loading.delete(client));
+    loading.set(client, pending);
+  }
+  return pending;
 }
 
 function scriptsFromNowOn(

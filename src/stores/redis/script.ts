@@ -23,10 +23,10 @@ import { policyLua } from '../../policies/index.js';
  * call: measured on Redis 7.0), and scripts replicate by their effects (the only way since Redis 7), so replicas
  * store the results rather than re-run the script on their own clock. Every application server shares that clock.
  *
- * Measured on Redis 7.0 (`npm run bench`, section 2): a call costs the server ~9 µs whatever it
- * carries (entering the script, its arguments, TIME, defining the twins), which a batch shares; each decision then
- * costs its two commands (read, write) and the twin's arithmetic. Only the policies a batch uses are defined (each
- * twin is a table of closures, rebuilt on every call).
+ * Measured on Redis 7.0 (`npm run bench`, section 2): as a function, a call costs the server a few µs whatever it
+ * carries (entering it, its arguments, TIME), which a batch shares; each decision then costs its commands (read,
+ * write, and the TTL read back) and the twin's arithmetic. A twin is defined when a call first needs it: once for a
+ * function library, on every call for a script.
  */
 const MAIN = `
 local function define(kind)
