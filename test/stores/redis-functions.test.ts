@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { createLimiter, tokenBucket } from '../../src/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { FUNCTION_NAME, LIBRARY } from '../../src/stores/redis/script.js';
+import { connectedIoredis } from '../harness/fake-ioredis.js';
 
 const NOW = 1_000_000;
 /** A lone policy's admission in the engine's reply: allowed, remaining, reset, delay. */
@@ -20,8 +21,7 @@ function recordingClient() {
     const message = queue.shift();
     return message === undefined ? () => undefined : () => Promise.reject(new Error(message));
   };
-  const client = {
-    status: 'ready',
+  const client = connectedIoredis({
     fcall: (name: string, keys: number) => {
       calls.push(`FCALL ${name === FUNCTION_NAME ? 'engine' : name}`);
       return fail(failures.fcall)() ?? Promise.resolve(admitted(keys));
@@ -38,13 +38,7 @@ function recordingClient() {
       calls.push('EVAL');
       return Promise.resolve(admitted(keys));
     },
-    del: () => Promise.resolve(1),
-    connect: () => Promise.resolve(),
-    quit: () => Promise.resolve('OK'),
-    disconnect: () => {},
-    once: () => client,
-    off: () => client,
-  };
+  });
   return { client, calls, failures };
 }
 

@@ -6,6 +6,7 @@ import { TollgateError } from '../../src/errors.js';
 import { createLimiter, tokenBucket } from '../../src/index.js';
 import { errorKind, scriptError } from '../../src/stores/redis/metrics.js';
 import { RedisStore } from '../../src/stores/redis/redis-store.js';
+import { connectedIoredis } from '../harness/fake-ioredis.js';
 
 const NOW = 1_000_000;
 /** One token-bucket consume in the script's reply: allowed, remaining, reset, then the delay if admitted, else the retry. */
@@ -20,21 +21,14 @@ function scriptedClient() {
     Promise.resolve([NOW, ...Array.from({ length: decisions }, () => ALLOWED).flat()]);
   let evalshaAnswer: Answer | undefined;
   const call = (keys: number) => answer(keys);
-  const client = {
-    status: 'ready',
+  const client = connectedIoredis({
     evalsha: (_sha: string, keys: number) => {
       const once = evalshaAnswer;
       evalshaAnswer = undefined;
       return once === undefined ? call(keys) : once(keys);
     },
     eval: (_script: string, keys: number) => call(keys),
-    del: () => Promise.resolve(1),
-    connect: () => Promise.resolve(),
-    quit: () => Promise.resolve('OK'),
-    disconnect: () => {},
-    once: () => client,
-    off: () => client,
-  };
+  });
   return {
     client,
     answer: (next: Answer) => {
