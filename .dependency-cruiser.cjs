@@ -6,7 +6,7 @@
 
 const FOUNDATION = '^src/(errors|integer|duration|validate|logger)\\.ts$|^src/identity/identity\\.ts$';
 const CORE =
-  '^src/(decision|decision-outcome|headers|key|limiter|observability|rate-limit-info|refund-spend|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
+  '^src/(decision|decision-outcome|headers|key|limiter|limiter-checks|observability|rate-limit-info|refund-spend|shared-scope|tiers)\\.ts$|^src/(policies|stores|identity)/';
 const ABOVE_THE_CORE =
   '^src/(index\\.ts|gate\\.ts|adapters/|admin/|metrics/|otel/|simulation/|simulator/|cli)';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.

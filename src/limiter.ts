@@ -1,17 +1,19 @@
 // A limiter binds policies, a store and a scope; its options are validated once, here, at wire-up.
 import { type Decision, soleDecision, toDecision } from './decision.js';
-import { type Duration, parseDuration } from './duration.js';
+import type { Duration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
 import { bucketKey, bucketKeys, defaultScope, encodeIdentifier, memberOf, validateScope } from './key.js';
 import { leaseName, once } from './lease.js';
+import { blockDuration, units, validatePolicies } from './limiter-checks.js';
 import type { StoreAction } from './policies/evaluate.js';
-import { LOCKOUT_NAME, lockout } from './policies/lockout.js';
+import { lockout } from './policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
 import { type RefundOptions, spentBy } from './refund-spend.js';
 import { warnOnSharedDefaultScope } from './shared-scope.js';
-import { MemoryStore, sharedMemoryStore } from './stores/memory-store.js';
+import { MemoryStore } from './stores/memory-store.js';
+import { sharedMemoryStore } from './stores/shared-memory-store.js';
 import { isFailMode, isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
-import { knownKeys, MAX_SPAN, positiveInteger } from './validate.js';
+import { knownKeys, positiveInteger } from './validate.js';
 import { type WaitOptions, waitFor } from './wait.js';
 
 export type { RefundOptions } from './refund-spend.js';
@@ -268,46 +270,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
       await store.reset(bucketKeys(scope, identifier, enforced));
     },
   };
-}
-
-/** A per-call cost: a non-negative integer. */
-function units(cost: number): number {
-  if (!Number.isSafeInteger(cost) || cost < 0) {
-    throw new TollgateError(
-      'ERR_TOLLGATE_ARGUMENT',
-      `the cost must be a non-negative integer (received ${cost})`,
-    );
-  }
-  return cost;
-}
-
-/** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */
-function blockDuration(option: string, value: Duration | 0, least: number): number {
-  const ms = value === 0 && least === 0 ? 0 : parseDuration(option, value);
-  if (ms >= MAX_SPAN) throw configError(option, 'must be below 2^51 ms', value);
-  return ms;
-}
-
-function validatePolicies(policy: LimiterOptions['policy'] | undefined): readonly AnyPolicy[] {
-  const policies = Array.isArray(policy)
-    ? (policy as readonly AnyPolicy[])
-    : policy === undefined
-      ? []
-      : [policy as AnyPolicy];
-  if (policies.length === 0)
-    throw configError('policy', 'is required: a policy such as tokenBucket({...}), or an array of them');
-  for (const p of policies) {
-    if (typeof p?.evaluate !== 'function' || typeof p.kind !== 'string' || p.name === LOCKOUT_NAME) {
-      throw configError(
-        'policy',
-        'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()',
-      );
-    }
-  }
-  const names = new Set(policies.map((p) => p.name));
-  if (names.size !== policies.length)
-    throw configError('policy', 'names must be unique within a limiter (set `name`)');
-  return policies;
 }
 
 function isPromise(response: StoreResponse | Promise<StoreResponse>): response is Promise<StoreResponse> {

@@ -296,11 +296,3 @@ export class MemoryStore implements Store {
     this.#slots.release(slot);
   }
 }
-
-let shared: MemoryStore | undefined;
-
-/** The store limiters share when given none: one map and one sweep timer however many limiters exist. */
-export function sharedMemoryStore(): MemoryStore {
-  shared ??= new MemoryStore();
-  return shared;
-}

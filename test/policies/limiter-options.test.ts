@@ -16,7 +16,7 @@ import {
   type StoreRequest,
   type StoreResponse,
 } from '../../src/stores/index.js';
-import { sharedMemoryStore } from '../../src/stores/memory-store.js';
+import { sharedMemoryStore } from '../../src/stores/shared-memory-store.js';
 import { sharedScopeWarningsDuring } from './helpers.js';
 
 /** Asserts `fn` throws a configuration error for `option` with exactly `message`. */

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { integerLua } from '../../integer.js';
 import { policyLua } from '../../policies/index.js';
+import { STATE_LUA } from './state-lua.js';
 
 /**
  * A batch: requests of one limiter (same policies, same action), each on its own keys.
@@ -249,47 +250,6 @@ local function run(keys, args)
     d = d + 1
   end
   return reply
-end
-`;
-
-/**
- * Helpers the twins' `load` calls. A key holding another kind's state (an explicit scope whose policy changed kind)
- * is dropped and read as absent, as MemoryStore does: read as it is, it would fail every decision on that key, and
- * each failure would count against the shard's circuit breaker.
- */
-const STATE_LUA = `
--- Per call, set by run(): its keys and arguments, and its action (a peek writes nothing).
-local KEYS, ARGV, action, dry
--- A peek writes nothing, not even the removal of a foreign key.
-local function forget(key)
-  if not dry then redis.call('DEL', key) end
-  return nil
-end
--- A state that is one integer, or nil: a missing key, or a forgotten foreign one.
-local function read_integer(key)
-  local v = redis.pcall('GET', key)
-  if not v then return nil end
-  return tonumber(v) or forget(key)
-end
--- A string state with its TTL, with none (-1) when it never rests, or keeping the key's own (nil).
-local function set_state(key, value, ttl)
-  if ttl == nil then
-    redis.call('SET', key, value, 'KEEPTTL')
-  elseif ttl < 0 then
-    redis.call('SET', key, value)
-  else
-    redis.call('SET', key, value, 'PX', ttl)
-  end
-end
--- The captures of a string state, or nil: a missing key, or a forgotten foreign one.
-local function read_fields(key, pattern)
-  local v = redis.pcall('GET', key)
-  if not v then return nil end
-  if type(v) == 'string' then
-    local fields = { string.match(v, pattern) }
-    if #fields > 0 then return fields end
-  end
-  return forget(key)
 end
 `;
 

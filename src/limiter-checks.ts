@@ -1,0 +1,46 @@
+// A limiter's checks of what it is given: its policies and block at wire-up, a request's cost on each call.
+import { type Duration, parseDuration } from './duration.js';
+import { configError, TollgateError } from './errors.js';
+import { LOCKOUT_NAME } from './policies/lockout.js';
+import type { AnyPolicy } from './policies/policy.js';
+import { MAX_SPAN } from './validate.js';
+
+/** A per-call cost: a non-negative integer. */
+export function units(cost: number): number {
+  if (!Number.isSafeInteger(cost) || cost < 0) {
+    throw new TollgateError(
+      'ERR_TOLLGATE_ARGUMENT',
+      `the cost must be a non-negative integer (received ${cost})`,
+    );
+  }
+  return cost;
+}
+
+/** A block's length: whole ms from `least` up, within what both engines add to a clock exactly. */
+export function blockDuration(option: string, value: Duration | 0, least: number): number {
+  const ms = value === 0 && least === 0 ? 0 : parseDuration(option, value);
+  if (ms >= MAX_SPAN) throw configError(option, 'must be below 2^51 ms', value);
+  return ms;
+}
+
+export function validatePolicies(policy: unknown): readonly AnyPolicy[] {
+  const policies = Array.isArray(policy)
+    ? (policy as readonly AnyPolicy[])
+    : policy === undefined
+      ? []
+      : [policy as AnyPolicy];
+  if (policies.length === 0)
+    throw configError('policy', 'is required: a policy such as tokenBucket({...}), or an array of them');
+  for (const p of policies) {
+    if (typeof p?.evaluate !== 'function' || typeof p.kind !== 'string' || p.name === LOCKOUT_NAME) {
+      throw configError(
+        'policy',
+        'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()',
+      );
+    }
+  }
+  const names = new Set(policies.map((p) => p.name));
+  if (names.size !== policies.length)
+    throw configError('policy', 'names must be unique within a limiter (set `name`)');
+  return policies;
+}
