@@ -45,6 +45,25 @@ export function defaultPaidApiKeys(apiKeys: readonly string[]): readonly string[
   return apiKeys.includes(DEFAULT_PAID_API_KEY) ? [DEFAULT_PAID_API_KEY] : [];
 }
 
+/**
+ * Routes that answer in the words of the rate-limiting tutorials whose examples they reproduce, so that a reader
+ * trying one of those against the demo sees the bodies the tutorial shows. Every other route answers
+ * `{ ok, route, server, timestamp }`.
+ */
+const TUTORIAL_ANSWERS: Readonly<Record<string, () => object>> = {
+  '/api/public-data': () => ({ message: 'This is an unthrottled public endpoint.' }),
+  '/api/sensitive-action': () => ({
+    success: true,
+    data: 'Access granted to resource.',
+    timestamp: new Date().toISOString(),
+  }),
+  '/api/data': () => ({ message: 'Here is your data' }),
+};
+/** The 429 message of those routes whose tutorial words its own (the body is `{ error, message }`). */
+const TUTORIAL_REJECTIONS: Readonly<Record<string, string>> = {
+  '/api/sensitive-action': 'You have exceeded your request quota. Please wait before retrying.',
+};
+
 /** Routes that no limiter counts. */
 const UNLIMITED = new Set(['/api/public-data', '/api/simulate']);
 /** The longest /api/slow may take: enough to watch a drain, never a way to pin a connection for long. */
@@ -94,8 +113,13 @@ export function createDemoApp(options: DemoOptions): Express {
       if (holdMs === 0) next();
       else setTimeout(next, holdMs);
     };
-  const ok = (route: string) => (_req: express.Request, res: express.Response) => {
-    res.json({ ok: true, route, server: serverId, timestamp: new Date().toISOString() });
+  // A route's answer once it is let through.
+  const ok = (route: string): ((req: express.Request, res: express.Response) => void) => {
+    const tutorial = TUTORIAL_ANSWERS[route];
+    if (tutorial !== undefined) return (_req, res) => void res.json(tutorial());
+    return (_req, res) => {
+      res.json({ ok: true, route, server: serverId, timestamp: new Date().toISOString() });
+    };
   };
 
   const app = express();
@@ -133,7 +157,11 @@ export function createDemoApp(options: DemoOptions): Express {
   app.get('/api/public-data', ok('/api/public-data'));
   // Mounted before every limited route, so it counts them all.
   app.use('/api', limit(limiters.global, { skip: (req) => UNLIMITED.has(req.originalUrl) }));
-  for (const route of live) app.get(route.path, limit(route.limiter), held(route.holdMs), ok(route.path));
+  for (const route of live) {
+    const message = TUTORIAL_REJECTIONS[route.path];
+    const extra = message === undefined ? {} : { message };
+    app.get(route.path, limit(route.limiter, extra), held(route.holdMs), ok(route.path));
+  }
   // Only the aggregate: next to /api/expensive's 5 per minute, what a route without a limit of its own gets.
   app.get('/api/cheap', ok('/api/cheap'));
   app.get(

@@ -69,9 +69,15 @@ export async function runDemo(options: Pick<DemoOptions, 'store' | 'health' | 'l
     const variable = ENV_OF_OPTION[error.option ?? ''];
     refuseToStart(variable === undefined ? error.message : `${variable} is not usable: ${error.message}`);
   }
-  await serve(app, {
-    port: envPort('PORT', 3000),
-    onClose: () => store.close?.(),
-    log: (message) => logger.info(message),
-  });
+  const port = envPort('PORT', 3000);
+  try {
+    await serve(app, { port, onClose: () => store.close?.(), log: (message) => logger.info(message) });
+  } catch (error) {
+    // The likeliest first stumble (another server already on 3000) gets a line saying what to do, not a stack trace.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      refuseToStart(`port ${port} is in use: set PORT to a free one (PORT=3001, say)`);
+    if (code === 'EACCES') refuseToStart(`port ${port} needs privileges: set PORT to one above 1023`);
+    throw error;
+  }
 }

@@ -64,7 +64,9 @@ export function refuseForeignKeys(options: ExpressRateLimitCompatOptions, trigge
     if (TOLLGATE_ONLY.includes(key))
       throw configError(
         key,
-        `is Tollgate's own, and \`${trigger}\` is express-rate-limit's: write the options in one style or the other (docs/migrating.md)`,
+        `is Tollgate's own, and \`${trigger}\` is express-rate-limit's: one call takes one style, so leave out \`${key}\`, ` +
+          "or write every option in Tollgate's (`windowMs` and `limit` become `policy: fixedWindow({ limit, windowMs })`, " +
+          '`keyGenerator` becomes `identifier`, `standardHeaders` becomes `headers`)',
       );
   }
   knownKeys(`rateLimit in express-rate-limit's style (given \`${trigger}\`)`, options, [

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { COMMANDS } from '../../src/cli/usage.js';
+import * as tollgate from '../../src/index.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 
@@ -283,5 +284,50 @@ describe('README commands', () => {
     assert.equal(first?.code, 'const a = 1;');
     assert.equal(second?.code, 'const a = 1;\na;');
     assert.equal(second?.name, 'README.md:8 (A)');
+  });
+});
+
+/**
+ * The policy a README snippet builds, evaluated as written with every export of `tollgate` in scope: the README
+ * is this repository's own text, and its claims are about exactly that expression.
+ */
+function snippetPolicy(code: string): tollgate.AnyPolicy {
+  const expression = /\bpolicy: (\w+\(\{[^}]*\}\)),/.exec(code)?.[1];
+  assert.ok(expression !== undefined, `no \`policy: name({ ... }),\` in:\n${code}`);
+  const names = Object.keys(tollgate);
+  return new Function(...names, `return ${expression};`)(...Object.values(tollgate));
+}
+
+/** When a client that asks every millisecond for `spanMs` is let through, on a clock the test moves. */
+function greedyAdmissions(policy: tollgate.AnyPolicy, spanMs: number): number[] {
+  let now = 0;
+  const store = new tollgate.MemoryStore({ clock: () => now, autoCleanup: false });
+  const limiter = tollgate.createLimiter({ policy, store, scope: 'greedy' });
+  const admitted: number[] = [];
+  for (; now < spanMs; now++) while (limiter.consumeSync('client').allowed) admitted.push(now);
+  store.close();
+  return admitted;
+}
+
+/** The most admissions in any `windowMs` (a window opens at each admission, which is where the most fit). */
+function mostInAnyWindow(admitted: readonly number[], windowMs: number): number {
+  return Math.max(
+    ...admitted.map((start) => admitted.filter((t) => t >= start && t < start + windowMs).length),
+  );
+}
+
+describe('README claims', () => {
+  it('the outbound limiter keeps to its "N per second", and the token bucket beside it would not', () => {
+    const block = codeBlocks(README).find((b) => b.code.includes("scope: 'partner-api'"));
+    assert.ok(block !== undefined, 'README.md has the outbound example (scope partner-api)');
+    const claimed = Number(/their documented limit: (\d+) per second/.exec(block.code)?.[1]);
+    assert.ok(claimed > 0, 'its comment states the partner limit');
+    const admitted = greedyAdmissions(snippetPolicy(block.code), 5_000);
+    assert.equal(admitted.filter((t) => t < 1_000).length, claimed, 'admitted in the first second');
+    assert.equal(mostInAnyWindow(admitted, 1_000), claimed, 'the most admitted in any second');
+    // The prose beside it: a bucket of 10 refilled at 10 per second sends 19 in its first second.
+    assert.match(README, /capacity 10 refilled at 10 per second would not: [^.]*19 in the first second/);
+    const bucket = greedyAdmissions(tollgate.tokenBucket({ capacity: 10, refillPerSecond: 10 }), 1_000);
+    assert.equal(bucket.length, 19);
   });
 });

@@ -1,6 +1,7 @@
 // The demo's operations surface over real HTTP: admin only with a token, API keys, tiers, shadow, metrics, logs.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { createDemoApp, type DemoOptions } from '../../demo/demo-app.js';
@@ -153,7 +154,7 @@ describe('demo: shadow mode, metrics and logs', () => {
       // 5 per minute: allowed with 0 left is under 20%.
       assert.match(metrics.text, /tollgate_near_limit_total\{scope="expensive"\} 1\n/);
       assert.match(metrics.text, /tollgate_store_up 1\n/);
-      assert.match(metrics.text, /tollgate_store_evictions_total 0\n/);
+      assert.match(metrics.text, /tollgate_store_evictions_total\{state="live"\} 0\n/);
       const totals = JSON.parse((await demo.get('/metrics.json')).text);
       assert.deepEqual([totals.total, totals.allowed, totals.blocked], [12, 11, 1]);
       assert.deepEqual(totals.scopes.expensive, { total: 6, allowed: 5, blocked: 1 });
@@ -208,6 +209,24 @@ describe('demo: start-up refusals', () => {
       assert.doesNotMatch(demo.output(), /listening/);
     });
   }
+
+  it('refuses a PORT already in use with what to do, not a stack trace, and exits 1', async (t) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const demo = launchDemo(MEMORY_DEMO, { PORT: String(port) });
+    t.after(async () => {
+      signalChild(demo.child, 'SIGKILL');
+      await waitForExit(demo.child, 5_000);
+      await new Promise((resolve) => taken.close(resolve));
+    });
+    assert.ok(await waitForExit(demo.child, 10_000), demo.output());
+    assert.equal(demo.child.exitCode, 1);
+    assert.equal(
+      demo.output(),
+      `tollgate demo: port ${port} is in use: set PORT to a free one (PORT=3001, say)\n`,
+    );
+  });
 });
 
 describe('demo: API_KEYS and PAID_API_KEYS', () => {
