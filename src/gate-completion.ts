@@ -8,15 +8,24 @@ import { optionalFunction } from './validate.js';
 
 /** The options that give a request's units back once its outcome is known; `Res` is the framework's response. */
 export interface RefundOptions<Req, Res> {
-  /** Refund a request whose response failed: status >= 400, or a client that left before it was sent. */
+  /**
+   * Refund a request whose response failed: status >= 400, or no response at all. A client that left before the
+   * response was sent is counted, not refunded, unless `abortedRequestsFail` says otherwise.
+   */
   readonly skipFailedRequests?: boolean;
-  /** Refund a request whose response succeeded: status < 400. */
+  /** Refund a request whose response succeeded: status < 400. A client that left first is counted. */
   readonly skipSuccessfulRequests?: boolean;
   /**
-   * Tells success instead of the status, once the response is sent (not for a client that left: that failed).
+   * Tells success instead of the status, once the response is sent (not for a client that left first).
    * May be async; an error it throws is logged and counts as failed.
    */
   readonly requestWasSuccessful?: (req: Req, res: Res) => boolean | Promise<boolean>;
+  /**
+   * With `skipFailedRequests`: a request whose client left before the response was sent counts as failed, and
+   * is refunded as the client leaves. Default false: it is counted, so a client cannot go uncounted by
+   * aborting every request.
+   */
+  readonly abortedRequestsFail?: boolean;
 }
 
 /** Which finished requests are given back, and how success is told. */
@@ -24,6 +33,8 @@ export interface Refunds<Req, Res> {
   /** True: refund the requests that succeeded; false: those that failed. */
   readonly succeeded: boolean;
   readonly wasSuccessful: ((req: Req, res: Res) => boolean | Promise<boolean>) | undefined;
+  /** A client that left before the response was sent failed (true), or is counted under either skip option. */
+  readonly abortsFail: boolean;
 }
 
 /** What an admitted request spent, and from which limiter (with tiers, the tier's). */
@@ -36,17 +47,28 @@ export interface Spent<Req> {
 }
 
 /**
- * What an adapter calls once an admitted request is over: when its response has been sent, with the final status
- * and the framework's response; when the connection closed first (or no response came), with undefined. Only the
- * first call acts, so an adapter may call it from both events; it never throws.
+ * What an adapter tells the gate of an admitted request that holds something (a concurrency slot, a refund to
+ * decide). Each part acts on its first call only, and never throws.
  */
-export type Complete<Res> = (status: number | undefined, res: Res) => void;
+export interface Complete<Res> {
+  /**
+   * The request is over: its response was sent, with its final status, or it never will be (undefined) and the
+   * handler is done with it. Frees the slot, and decides the refund unless `left` did.
+   */
+  (status: number | undefined, res: Res): void;
+  /**
+   * The client left before the response was sent: decides the refund now, as a client's abort. The slot stays
+   * held until the request is over, since the handler's work goes on.
+   */
+  readonly left: (res: Res) => void;
+}
 
 /** The refund options, checked at wire-up; undefined when no request is ever refunded. */
 export function resolveRefunds<Req, Res>(options: RefundOptions<Req, Res>): Refunds<Req, Res> | undefined {
   const failed = flag('skipFailedRequests', options.skipFailedRequests);
   const succeeded = flag('skipSuccessfulRequests', options.skipSuccessfulRequests);
   const wasSuccessful = optionalFunction('requestWasSuccessful', options.requestWasSuccessful);
+  const abortsFail = flag('abortedRequestsFail', options.abortedRequestsFail);
   // Refunding every request would leave the limit counting only the requests in flight: concurrency() says that.
   if (failed && succeeded)
     throw configError(
@@ -54,7 +76,10 @@ export function resolveRefunds<Req, Res>(options: RefundOptions<Req, Res>): Refu
       'cannot be combined with `skipFailedRequests`: together they refund every request (to limit requests ' +
         'in flight, use the concurrency() policy)',
     );
-  if (failed || succeeded) return { succeeded, wasSuccessful };
+  // An abort is counted under skipSuccessfulRequests either way: the option would change nothing there.
+  if (abortsFail && !failed)
+    throw configError('abortedRequestsFail', 'needs `skipFailedRequests`, whose refunds it changes');
+  if (failed || succeeded) return { succeeded, wasSuccessful, abortsFail };
   if (wasSuccessful !== undefined)
     throw configError('requestWasSuccessful', 'needs `skipFailedRequests` or `skipSuccessfulRequests`');
   return undefined;
@@ -66,9 +91,12 @@ function flag(option: string, value: unknown): boolean {
   return value ?? false;
 }
 
+/** `left` where there is no refund to decide: the slot waits for the request's end either way. */
+const nothingToDecide = () => {};
+
 /**
  * What to do once an admitted request is over, or undefined when there is nothing to do: no slot held, nothing to
- * refund. The function acts on its first call only, never throws, and logs what fails.
+ * refund. Each part acts on its first call only, never throws, and logs what fails.
  */
 export function completion<Req, Res>(
   spent: Spent<Req>,
@@ -82,33 +110,53 @@ export function completion<Req, Res>(
   const { release } = decision;
   const refund = spent.cost > 0 ? refunds : undefined;
   if (release === undefined && refund === undefined) return undefined;
-  let completed = false;
-  return (status, res) => {
-    // Both the end of the response and the close of its connection call this; the first one counts.
-    if (completed) return;
-    completed = true;
+  let decided = false;
+  let over = false;
+  const decide = (status: number | undefined, res: Res, aborted: boolean) => {
+    if (decided || refund === undefined) return;
+    decided = true;
+    contain(
+      () => refundIfDue(spent, refund, { status, res, aborted }, logger),
+      logger,
+      '[tollgate] refunding the request failed; it stays counted',
+    );
+  };
+  const complete = (status: number | undefined, res: Res) => {
+    // The end of the response and the close of its connection may both report it; the first one counts.
+    if (over) return;
+    over = true;
     if (release !== undefined)
       contain(
         release,
         logger,
         '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
       );
-    if (refund !== undefined)
-      contain(
-        () => refundIfDue(spent, refund, status, res, logger),
-        logger,
-        '[tollgate] refunding the request failed; it stays counted',
-      );
+    decide(status, res, false);
   };
+  const left =
+    refund === undefined
+      ? nothingToDecide
+      : (res: Res) => {
+          if (!over) decide(undefined, res, true);
+        };
+  return Object.assign(complete, { left });
+}
+
+/** How a request ended: its response's status (undefined: none was sent), or its client left first. */
+interface Ending<Res> {
+  readonly status: number | undefined;
+  readonly res: Res;
+  readonly aborted: boolean;
 }
 
 async function refundIfDue<Req, Res>(
   { limiter, identity, cost, req, decision }: Spent<Req>,
-  { succeeded, wasSuccessful }: Refunds<Req, Res>,
-  status: number | undefined,
-  res: Res,
+  { succeeded, wasSuccessful, abortsFail }: Refunds<Req, Res>,
+  { status, res, aborted }: Ending<Res>,
   logger: Logger,
 ): Promise<void> {
+  // A client's own abort says nothing of how its request went: it counts, unless the options call it a failure.
+  if (aborted && !abortsFail) return;
   let success = false;
   if (status !== undefined && wasSuccessful === undefined) success = status < 400;
   else if (status !== undefined && wasSuccessful !== undefined) {
@@ -133,32 +181,4 @@ function log(logger: Logger, error: unknown, message: string): void {
   try {
     logger.error(error, message);
   } catch {}
-}
-
-/** The parts of a node:http response (Fastify's injected ones included) that tell when it is over. */
-export interface NodeResponse {
-  readonly statusCode: number;
-  readonly writableFinished: boolean;
-  readonly destroyed: boolean;
-  once(event: 'finish' | 'close', listener: () => void): unknown;
-}
-
-/**
- * Calls `ended` with the final status once `res` has handed its whole response to the connection, or with
- * undefined once the connection closed first (the client left mid-response), also when either happened before
- * this was called. Both events come on a normal end: `ended` must act only on its first call.
- */
-export function whenSent(res: NodeResponse, ended: (status: number | undefined) => void): void {
-  if (res.writableFinished) ended(res.statusCode);
-  else if (res.destroyed) ended(undefined);
-  else {
-    res.once('finish', () => ended(res.statusCode));
-    res.once('close', () => ended(res.writableFinished ? res.statusCode : undefined));
-  }
-}
-
-/** A node:http response, as @hono/node-server hands it over in `c.env.outgoing`. */
-export function isNodeResponse(value: unknown): value is NodeResponse {
-  const res = value as Partial<NodeResponse> | undefined;
-  return typeof res?.once === 'function' && typeof res.writableFinished === 'boolean';
 }

@@ -85,6 +85,7 @@ const GATE_OPTIONS = [
   'skipFailedRequests',
   'skipSuccessfulRequests',
   'requestWasSuccessful',
+  'abortedRequestsFail',
 ];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 // Shared by every answer they make, so frozen: an adapter or handler that changed one would change them all.

@@ -46,6 +46,7 @@ const TOLLGATE_ONLY = [
   'blockMs',
   'tiers',
   'legacyReset',
+  'abortedRequestsFail',
 ];
 
 /** The key that makes these options express-rate-limit's, or undefined when they are Tollgate's own. */

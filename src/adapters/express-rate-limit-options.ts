@@ -158,7 +158,10 @@ function gateOptions(
     headers: false,
     ...(skip === undefined ? {} : { skip: (req: Request) => skip(req, req.res as Response) }),
     ...(logger === undefined ? {} : { logger }),
-    ...(skipFailedRequests === undefined ? {} : { skipFailedRequests }),
+    // Its rule: a client that left before the response was ended failed, and is given back as it leaves.
+    ...(skipFailedRequests === undefined
+      ? {}
+      : { skipFailedRequests, abortedRequestsFail: skipFailedRequests }),
     ...(skipSuccessfulRequests === undefined ? {} : { skipSuccessfulRequests }),
     ...(requestWasSuccessful === undefined ? {} : { requestWasSuccessful }),
   };

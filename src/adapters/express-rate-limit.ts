@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
 import { createGate, notify } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
+import type { Complete } from '../gate-completion.js';
 import { fixedWindow } from '../policies/fixed-window.js';
 import type { AnyPolicy } from '../policies/policy.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
@@ -53,7 +53,7 @@ export function expressRateLimit(
     // The hit goes back only to the window that counted it, as express-rate-limit has it: the core refunds by
     // when a unit was spent, so a request that outlives its window gives nothing back to a later one.
     const { complete } = outcome.action === 'next' ? outcome : {};
-    if (complete !== undefined) whenSent(res, (status) => complete(status, res));
+    if (complete !== undefined) asExpressRateLimitEnds(res, complete);
     let decision: Decision;
     try {
       const limit = perRequestLimit(await style.limit(req, res), style.maxLimit);
@@ -93,6 +93,19 @@ export function expressRateLimit(
       const totalHits = limit - remaining;
       return totalHits === 0 ? undefined : { totalHits, resetTime: new Date(nowMs + resetMs) };
     },
+  });
+}
+
+/**
+ * When a hit is given back, by express-rate-limit's rule: per its status once the response is sent ('finish'),
+ * and as a failure when the connection closes before the response was ended, whatever the handler does next (a
+ * client that aborts every request is never counted under skipFailedRequests there). A response ended but cut
+ * off in transit is neither: it stays counted. The counter holds no slot, so nothing waits for the handler.
+ */
+function asExpressRateLimitEnds(res: Response, complete: Complete<Response>): void {
+  res.once('finish', () => complete(res.statusCode, res));
+  res.once('close', () => {
+    if (!res.writableEnded) complete.left(res);
   });
 }
 

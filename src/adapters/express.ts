@@ -2,8 +2,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../decision.js';
 import { createGate, type GateOutcome, isPending } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { whenOver } from '../gate-response.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
 import { proxyWarning } from './express-proxy-warning.js';
@@ -88,8 +88,8 @@ export function rateLimit(
     if (outcome.info !== undefined) req.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
-      // Whichever comes first, the response sent or the client gone, ends what the request holds.
-      if (complete !== undefined) whenSent(res, (status) => complete(status, res));
+      // Over once the response is sent, or, when the client leaves first, once the handler ends it.
+      if (complete !== undefined) whenOver(res, complete, res);
       return next();
     }
     if (handler === undefined) {

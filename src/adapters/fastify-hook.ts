@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Decision } from '../decision.js';
 import { createGate, type GateOutcome } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
+import { whenOver } from '../gate-response.js';
 import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { Limiter } from '../limiter.js';
 import type { Logger } from '../logger.js';
@@ -72,8 +72,9 @@ export function limitHook(
     }
     if (outcome.action === 'next') {
       const { complete } = outcome;
-      // The raw response's events, not onResponse: that hook never runs for a client that left mid-response.
-      if (complete !== undefined) whenSent(reply.raw, (status) => complete(status, reply));
+      // The raw response, not onResponse: that hook never runs for a client that left. Fastify ends the raw
+      // response of a handler that returns (or sends) after its client left, and pipes a stream into it.
+      if (complete !== undefined) whenOver(reply.raw, complete, reply);
       return undefined;
     }
     // Left without a status, as Fastify's errors are: the error handler sets the error's.

@@ -6,8 +6,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Decision } from '../decision.js';
 import { TollgateError } from '../errors.js';
 import { createGate, type GateOutcome } from '../gate.js';
-import { isNodeResponse, whenSent } from '../gate-completion.js';
+import type { Complete } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { isNodeResponse, whenOver } from '../gate-response.js';
 import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { Identity } from '../identity/identity.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
@@ -32,7 +33,7 @@ export interface HonoRateLimitOptions extends GateOptions<Context, Response> {
 }
 
 export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler {
-  const gate = createGate<Context, Response>(options, {
+  const gate = createGate<Context, Context>(readingResponse(options), {
     name: 'rateLimit',
     identifier: nodeClientAddress(),
     options: ['handler', 'throw'],
@@ -77,28 +78,43 @@ function rejection(
 }
 
 /**
- * Runs the app, then ends what the request holds. On @hono/node-server that is when the node:http response is
- * sent (a streamed body to its last chunk) or its connection closes, whichever comes first; elsewhere (Bun, Deno,
- * Workers, `app.request()`) the Response is all there is to watch, so it is when the app has returned it.
+ * The options with `requestWasSuccessful` asked `(c, c.res)` once the request is over: Hono replaces `c.res` as the
+ * app runs, so the gate holds the context and reads the Response it has by then.
  */
-async function completing(
-  c: Context,
-  next: () => Promise<void>,
-  complete: (status: number | undefined, res: Response) => void,
-): Promise<void> {
+function readingResponse({
+  requestWasSuccessful,
+  ...options
+}: HonoRateLimitOptions): GateOptions<Context, Context> {
+  if (requestWasSuccessful === undefined) return options;
+  // Anything but a function goes on as it is, for the gate to refuse naming the option.
+  const asked =
+    typeof requestWasSuccessful === 'function'
+      ? (c: Context) => requestWasSuccessful(c, c.res)
+      : (requestWasSuccessful as never);
+  return { ...options, requestWasSuccessful: asked };
+}
+
+/**
+ * Runs the app, then ends what the request holds. On @hono/node-server that is when the node:http response is
+ * sent (a streamed body to its last chunk); when its client leaves first, once the app has returned its Response
+ * (the server cancels a streamed body then, and never ends it). Elsewhere (Bun, Deno, Workers, `app.request()`)
+ * the Response is all there is to watch, so it is when the app has returned it.
+ */
+async function completing(c: Context, next: () => Promise<void>, complete: Complete<Context>): Promise<void> {
   const outgoing: unknown = c.env?.outgoing;
   if (isNodeResponse(outgoing)) {
-    whenSent(outgoing, (status) => complete(status, c.res));
-    return next();
+    const downstream = next();
+    whenOver(outgoing, complete, c, downstream);
+    return downstream;
   }
   try {
     await next();
   } catch (error) {
     // Hono answers what a handler throws itself; only an error thrown past it (not an Error) lands here.
-    complete(undefined, c.res);
+    complete(undefined, c);
     throw error;
   }
-  complete(c.res.status, c.res);
+  complete(c.res.status, c);
 }
 
 /**

@@ -2,8 +2,8 @@
 import type { Context, Response as KoaResponse, Middleware } from 'koa';
 import type { Decision } from '../decision.js';
 import { createGate } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { whenOver } from '../gate-response.js';
 import { rejectionMessage, throwOption } from '../gate-throw.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
@@ -47,9 +47,12 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
     if (outcome.info !== undefined) ctx.state.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
-      // Koa writes the response once the middleware have returned (a thrown error's too, a stream to its end).
-      if (complete !== undefined) whenSent(ctx.res, (status) => complete(status, ctx.response));
-      return next();
+      if (complete === undefined) return next();
+      // Koa writes the response once the middleware have returned (a thrown error's too, a stream to its end); for
+      // a client that left, Koa 2 writes nothing, not even end(): the handler's end is the downstream settling.
+      const downstream = next();
+      whenOver(ctx.res, complete, ctx.response, downstream);
+      return downstream;
     }
     if (throws) {
       const message = rejectionMessage(outcome.body);

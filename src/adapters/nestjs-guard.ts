@@ -1,7 +1,7 @@
 // The NestJS guard: asks the route's gate, sets the headers on the platform's response, throws the rejection.
 import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { isNodeResponse, type NodeResponse, whenSent } from '../gate-completion.js';
+import { isNodeResponse, type NodeResponse, whenOver } from '../gate-response.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import type { RateLimitGates } from './nestjs-gates.js';
 import type { HttpRequest } from './nestjs-options.js';
@@ -64,7 +64,9 @@ export class RateLimitGuard implements CanActivate {
     if (complete === undefined) return true;
     const raw = nodeResponse(response);
     if (raw !== undefined) {
-      whenSent(raw, (status) => complete(status, response));
+      // Nest ends the response with what the handler returned (its reply, a StreamableFile piped into it), also
+      // after the client left: that is the handler's end.
+      whenOver(raw, complete, response);
       return true;
     }
     if (!this.#warnedUnwatchable) {

@@ -2,8 +2,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import { createGate } from '../gate.js';
-import { whenSent } from '../gate-completion.js';
 import type { GateOptions } from '../gate-options.js';
+import { whenOver } from '../gate-response.js';
 import type { RateLimitInfo } from '../rate-limit-info.js';
 import { optionalFunction } from '../validate.js';
 
@@ -40,8 +40,8 @@ export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
     if (outcome.info !== undefined) req.rateLimit = outcome.info;
     if (outcome.action === 'next') {
       const { complete } = outcome;
-      // Whichever comes first, the response sent or the client gone, ends what the request holds.
-      if (complete !== undefined) whenSent(res, (status) => complete(status, res));
+      // Over once the response is sent, or, when the client leaves first, once the handler ends it.
+      if (complete !== undefined) whenOver(res, complete, res);
       return true;
     }
     if (handler === undefined) {

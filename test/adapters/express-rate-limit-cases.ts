@@ -157,6 +157,16 @@ export const CASES: Case[] = [
     steps: [...times(3), ...times(4, { path: '/fail' }), {}, { advance: 15 * MINUTE }, {}],
   },
   {
+    name: 'skipFailedRequests: a client that leaves before its response is given back as it leaves',
+    options: () => ({ windowMs: MINUTE, limit: 2, skipFailedRequests: true, standardHeaders: 'draft-7' }),
+    steps: [...times(3, { abandon: true }), {}, {}, {}],
+  },
+  {
+    name: 'skipSuccessfulRequests: a client that leaves before its response is counted',
+    options: () => ({ windowMs: MINUTE, limit: 3, skipSuccessfulRequests: true }),
+    steps: [...times(3, { abandon: true }), {}, {}],
+  },
+  {
     name: 'requestWasSuccessful: below 500 is a success (a 404 counts as one)',
     options: () => ({
       windowMs: MINUTE,

@@ -2,7 +2,7 @@
 // client and the route saw (status, rate-limit headers, body, the request's figures), and a plain app to ask.
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { mock } from 'node:test';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { MemoryStore } from '../../src/stores/memory-store.js';
@@ -20,6 +20,12 @@ export interface Step {
   readonly headers?: Readonly<Record<string, string>>;
   /** Answers the held request of that id (with 500) and records its answer at this point of the sequence. */
   readonly release?: string;
+  /**
+   * GET /abandoned, whose client resets the connection once the route has it; the route answers 200 a turn after
+   * the server saw the close, as a handler still running would. Recorded without a status, or with the limiter's
+   * if it answered (the client resets then too).
+   */
+  readonly abandon?: boolean;
 }
 
 export interface Answer {
@@ -52,6 +58,8 @@ export async function runSequence(
 ): Promise<Answer[]> {
   mock.timers.enable({ apis: ['Date'], now: T0 });
   const finished = new Map<string, Promise<unknown>>();
+  /** Each request's figures as they are now: a response never sent has no 'finish' to read them at. */
+  const readers = new Map<string, () => unknown>();
   const holds = new Map<string, Hold>();
   const hold = (id: string) => {
     let entry = holds.get(id);
@@ -65,6 +73,7 @@ export async function runSequence(
   app.set('trust proxy', 1);
   app.use((req, res, next) => {
     const figures = () => snapshot((req as unknown as Record<string, unknown>)[property]);
+    readers.set(req.get('x-step') ?? '', figures);
     finished.set(req.get('x-step') ?? '', once(res, 'finish').then(figures));
     next();
   });
@@ -74,6 +83,17 @@ export async function runSequence(
   });
   app.get('/fail', (_req, res) => {
     res.status(500).send('failed');
+  });
+  let abandoned = abandonment();
+  app.get('/abandoned', (req, res) => {
+    const { arrived, answered } = abandoned;
+    arrived.resolve();
+    req.socket.once('close', () =>
+      setImmediate(() => {
+        res.send('late');
+        answered.resolve();
+      }),
+    );
   });
   app.get('/held/:id', (req, res) => {
     const { arrived, go } = hold(req.params.id as string);
@@ -87,7 +107,13 @@ export async function runSequence(
   try {
     for (const [index, step] of steps.entries()) {
       if (step.advance !== undefined) mock.timers.tick(step.advance);
-      if (step.release !== undefined) {
+      if (step.abandon) {
+        abandoned = abandonment();
+        const id = String(index);
+        const status = await abandon(port, { ...step.headers, 'x-step': id }, abandoned.arrived.promise);
+        if (status === undefined) await abandoned.answered.promise;
+        answers.push({ status, headers: {}, body: '', figures: readers.get(id)?.() });
+      } else if (step.release !== undefined) {
         const { go, answer } = hold(step.release);
         go.resolve();
         answers.push(await (answer as Promise<Answer>));
@@ -126,6 +152,31 @@ interface Hold {
   readonly arrived: Deferred;
   readonly go: Deferred;
   answer: Promise<Answer> | undefined;
+}
+
+/** What the route and the sequence tell each other of the abandoned request in flight. */
+function abandonment() {
+  return { arrived: deferred(), answered: deferred() };
+}
+
+/**
+ * Sends GET /abandoned with `headers` on a connection of its own, and resets it once the route has the request,
+ * or once an answer came (the limiter's): resolves with that answer's status, undefined when the route had it.
+ */
+async function abandon(
+  port: number,
+  headers: Record<string, string>,
+  arrived: Promise<void>,
+): Promise<number | undefined> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.write(`GET /abandoned HTTP/1.1\r\nHost: 127.0.0.1\r\n${fields.join('')}\r\n`);
+  const answered = once(socket, 'data').then(([chunk]) => Number(String(chunk).split(' ')[1]));
+  const status = await Promise.race([arrived.then(() => undefined), answered]);
+  socket.resetAndDestroy();
+  return status;
 }
 
 function deferred(): Deferred {

@@ -51,6 +51,12 @@ describe("express-rate-limit's style: which keys switch to it", () => {
     refuses({ limit: 5, requestsPerMinute: 5 }, 'requestsPerMinute', /`limit` is express-rate-limit's/);
     refuses({ limit: 5, headers: false }, 'headers', /`legacyHeaders`.*`standardHeaders`/);
     refuses({ limit: 5, failOpen: true }, 'failOpen', /`passOnStoreError`/);
+    // Its style keeps its own rule for a client that leaves: given back under skipFailedRequests.
+    refuses(
+      { limit: 5, skipFailedRequests: true, abortedRequestsFail: false },
+      'abortedRequestsFail',
+      /`abortedRequestsFail` is Tollgate's own/,
+    );
     refuses({ limit: 5, onDecision: 'metrics' }, 'onDecision', /must be a function/);
   });
 

@@ -1,16 +1,17 @@
-// The adapter contract on Fastify 5, plus per-route overrides through route `config.rateLimit`.
+// The adapter contract on Fastify 5, as the plugin and as a route's own hook, plus per-route config.rateLimit.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { rateLimit } from '../../src/adapters/fastify.js';
+import { type FastifyRateLimitHookOptions, rateLimit } from '../../src/adapters/fastify.js';
 import { createLimiter } from '../../src/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
 import {
   CLIENT,
   type ContractApp,
+  type MakeApp,
   type RoutePlan,
   runAdapterContract,
   shapedByApp,
@@ -47,14 +48,17 @@ function shapeByApp(error: { statusCode?: number }, _request: FastifyRequest, re
   return reply.code(status).send(body);
 }
 
-runAdapterContract(
-  'Fastify',
-  async ({ handler, beforeLimit, route, requestWasSuccessful, thrown, ...options }) => {
+/**
+ * The contract's app with the limit where `placement` says: the plugin's app-wide onRequest hook, or the route's
+ * own `fastify.rateLimit()` hook, as a preHandler, on the plugin registered with `global: false`.
+ */
+function fastifyApp(placement: 'plugin' | 'hook'): MakeApp {
+  return async ({ handler, beforeLimit, route, requestWasSuccessful, thrown, ...options }) => {
     const app = Fastify();
     // Added before the plugin's hook, so it runs first.
     if (beforeLimit !== undefined) app.addHook('onRequest', (request) => beforeLimit(request.raw));
     if (thrown) app.setErrorHandler(shapeByApp);
-    await app.register(rateLimit, {
+    const limit: FastifyRateLimitHookOptions = {
       ...options,
       ...(thrown ? { throw: true } : {}),
       ...(handler === undefined
@@ -72,12 +76,22 @@ runAdapterContract(
             requestWasSuccessful: (_request, reply) =>
               requestWasSuccessful(header(reply.getHeader('x-verdict'))),
           }),
-    });
-    app.get('/', (request, reply) => serve(route?.(request.rateLimit) ?? {}, reply));
+    };
+    const serving = (request: FastifyRequest, reply: FastifyReply) =>
+      serve(route?.(request.rateLimit) ?? {}, reply);
+    if (placement === 'plugin') {
+      await app.register(rateLimit, limit);
+      app.get('/', serving);
+    } else {
+      await app.register(rateLimit, { global: false });
+      app.get('/', { preHandler: app.rateLimit(limit) }, serving);
+    }
     return listenFastify(app);
-  },
-  { thrown: true },
-);
+  };
+}
+
+runAdapterContract('Fastify', fastifyApp('plugin'), { thrown: true });
+runAdapterContract("Fastify, a route's own fastify.rateLimit() hook", fastifyApp('hook'), { thrown: true });
 
 describe('Fastify per-route config.rateLimit', () => {
   const bucket = (capacity: number) =>

@@ -1,10 +1,11 @@
-// The gate's end of a request: which outcomes carry `complete`, what it refunds and from where, and its failures.
+// The gate's end of a request: which outcomes carry `complete`, what it refunds and from where, a client that left
+// first, and its failures.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { TollgateError } from '../../src/errors.js';
 import { createGate } from '../../src/gate.js';
 import type { GateOptions } from '../../src/gate-options.js';
-import { createLimiter } from '../../src/limiter.js';
+import { createLimiter, type Limiter } from '../../src/limiter.js';
 import { concurrency } from '../../src/policies/concurrency.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory-store.js';
@@ -62,6 +63,20 @@ describe('refund options at wire-up', () => {
       () => gateFor({ limiter: bucket('both'), skipFailedRequests: true, skipSuccessfulRequests: true }),
       configErrorOn('skipSuccessfulRequests', /concurrency\(\)/),
     );
+  });
+
+  it('refuses abortedRequestsFail that is not a boolean, or without skipFailedRequests, whose refunds it changes', () => {
+    const limiter = bucket('aborts');
+    assert.throws(
+      () => gateFor({ limiter, skipFailedRequests: true, abortedRequestsFail: 'yes' as never }),
+      configErrorOn('abortedRequestsFail', /must be a boolean/),
+    );
+    for (const others of [{}, { skipSuccessfulRequests: true }])
+      assert.throws(
+        () => gateFor({ limiter, ...others, abortedRequestsFail: true }),
+        configErrorOn('abortedRequestsFail', /skipFailedRequests/),
+      );
+    assert.doesNotThrow(() => gateFor({ limiter, skipFailedRequests: true, abortedRequestsFail: false }));
   });
 
   it('refuses requestWasSuccessful without a skip option, which it would serve', () => {
@@ -144,13 +159,14 @@ describe('complete', () => {
     const requestWasSuccessful = mock.fn((_req: string, res: number) => res === 201);
     const limiter = bucket('verdict');
     const gate = gateFor({ limiter, skipSuccessfulRequests: true, requestWasSuccessful });
-    for (const [status, res] of [
-      [200, 201],
-      [200, 200],
-      [undefined, 201],
+    for (const [status, res, left] of [
+      [200, 201, false],
+      [200, 200, false],
+      [undefined, 201, true],
     ] as const) {
       const outcome = await gate.check(CLIENT);
       assert.ok(outcome.action === 'next' && outcome.complete !== undefined);
+      if (left) outcome.complete.left(res);
       outcome.complete(status, res);
     }
     await settle();
@@ -194,5 +210,59 @@ describe('complete', () => {
       ]);
     }
     assert.equal(unhandled.mock.callCount(), 0);
+  });
+});
+
+describe('a client that left before its response', () => {
+  /** A bucket and a slot, on a store of its own. */
+  const slotAndBucket = () =>
+    createLimiter({
+      scope: 'left',
+      policy: [tokenBucket({ capacity: 3, refillPerSecond: 1 }), concurrency({ max: 1, leaseMs: '1m' })],
+      store: new MemoryStore({ clock: () => T0, autoCleanup: false }),
+    });
+  /** Slots held and units left: the slot's remaining is 0 while the admission holds it. */
+  const held = async (limiter: Limiter) => {
+    const { policies } = await limiter.peek(CLIENT, { cost: 0 });
+    return policies.map((policy) => policy.remaining);
+  };
+
+  for (const [what, options, refunded] of [
+    ['skipFailedRequests counts it', { skipFailedRequests: true }, false],
+    ['skipSuccessfulRequests counts it', { skipSuccessfulRequests: true }, false],
+    [
+      'abortedRequestsFail refunds it as it leaves',
+      { skipFailedRequests: true, abortedRequestsFail: true },
+      true,
+    ],
+  ] as const) {
+    it(`keeps its slot until the request is over; ${what}, once`, async () => {
+      const limiter = slotAndBucket();
+      const requestWasSuccessful = mock.fn(() => true);
+      const gate = gateFor({ limiter, ...options, requestWasSuccessful });
+      const outcome = await gate.check(CLIENT);
+      assert.ok(outcome.action === 'next' && outcome.complete !== undefined);
+      outcome.complete.left(0);
+      outcome.complete.left(0);
+      await settle();
+      const afterLeft = refunded ? 3 : 2;
+      assert.deepEqual(await held(limiter), [afterLeft, 0]);
+      outcome.complete(undefined, 0);
+      outcome.complete(undefined, 0);
+      await settle();
+      assert.deepEqual(await held(limiter), [afterLeft, 1]);
+      assert.equal(requestWasSuccessful.mock.callCount(), 0);
+    });
+  }
+
+  it('is not told once the request is over: the response was sent', async () => {
+    const limiter = slotAndBucket();
+    const gate = gateFor({ limiter, skipFailedRequests: true, abortedRequestsFail: true });
+    const outcome = await gate.check(CLIENT);
+    assert.ok(outcome.action === 'next' && outcome.complete !== undefined);
+    outcome.complete(200, 200);
+    outcome.complete.left(200);
+    await settle();
+    assert.deepEqual(await held(limiter), [2, 1]);
   });
 });

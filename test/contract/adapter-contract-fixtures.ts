@@ -111,7 +111,13 @@ export function shaping(policy: AnyPolicy | readonly AnyPolicy[]) {
     traffic.peak = Math.max(traffic.peak, traffic.inRoute);
     watch.changed();
     if (!held) return plan;
-    return { ...plan, hold: hold.then(() => void traffic.inRoute--) };
+    return {
+      ...plan,
+      hold: hold.then(() => {
+        traffic.inRoute--;
+        watch.changed();
+      }),
+    };
   };
   const onDecision = (event: DecisionEvent) => {
     if (event.decision.allowed) return;

@@ -1,6 +1,7 @@
-// The adapter contract's shaping part: concurrency slots held for a response's life, refunds, lockouts.
+// The adapter contract's shaping part: concurrency slots held for a response's life, refunds, lockouts (for clients
+// that leave first, adapter-contract-aborts.ts).
 import assert from 'node:assert/strict';
-import { it, mock } from 'node:test';
+import { it } from 'node:test';
 import { concurrency } from '../../src/policies/concurrency.js';
 import { fixedWindow } from '../../src/policies/fixed-window.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
@@ -9,7 +10,6 @@ import {
   type ContractApp,
   type ContractOptions,
   request,
-  resetWhileHeld,
   STREAMED,
   streaming,
   type WithApp,
@@ -37,24 +37,6 @@ export function concurrencyContract(withApp: WithApp): void {
     assert.equal(await unitsLeft(fx.limiter), 1);
   });
 
-  it('releases the slot when the client leaves before the response, while the handler still runs', async () => {
-    const fx = slots(1);
-    await withApp(fx.options(), async (app) => {
-      fx.answer({ held: true });
-      await resetWhileHeld(
-        app,
-        fx.until(() => fx.traffic.inRoute === 1, 'the route never held the request'),
-      );
-      await fx.until(() => fx.counts.releases === 1, 'the slot was not released when the client left');
-      assert.equal(fx.traffic.inRoute, 1);
-      fx.answer({});
-      assert.equal((await request(app)).status, 200);
-      fx.letGo();
-    });
-    await settle();
-    assert.deepEqual(fx.counts, { releases: 2, refunds: 0 });
-  });
-
   it('holds the slot while the response streams, and releases it after the last chunk', async () => {
     const fx = slots(1);
     await withApp(fx.options(), async (app) => {
@@ -70,20 +52,6 @@ export function concurrencyContract(withApp: WithApp): void {
     });
     await settle();
     assert.deepEqual(fx.counts, { releases: 2, refunds: 0 });
-  });
-
-  it('releases the slot when the client leaves mid-stream', async () => {
-    const fx = slots(1);
-    await withApp(fx.options(), async (app) => {
-      fx.answer({ held: true, stream: true });
-      const held = fx.until(() => fx.traffic.inRoute === 1, 'the route never held the request');
-      await resetWhileHeld(app, held, STREAMED[0]);
-      await fx.until(() => fx.counts.releases === 1, 'the slot was not released when the client left');
-      assert.equal(fx.traffic.inRoute, 1);
-      fx.letGo();
-    });
-    await settle();
-    assert.deepEqual(fx.counts, { releases: 1, refunds: 0 });
   });
 
   it("releases the slot of a handler that throws, once the framework's 500 is sent", async () => {
@@ -184,30 +152,6 @@ export function refundContract(withApp: WithApp): void {
     assert.equal(fx.logger.error.mock.callCount(), 1);
     const [error] = fx.logger.error.mock.calls[0]?.arguments ?? [];
     assert.ok(error instanceof Error && error.message === 'verdict failed');
-  });
-
-  it('a client that leaves before the response was sent counts as failed, without asking requestWasSuccessful', async () => {
-    for (const skip of ['skipFailedRequests', 'skipSuccessfulRequests'] as const) {
-      // A concurrency slot beside the bucket: its release tells when the server has seen the client leave.
-      const fx = shaping([
-        tokenBucket({ capacity: CAPACITY, refillPerSecond: 1 }),
-        concurrency({ max: CAPACITY, leaseMs: '1m' }),
-      ]);
-      const requestWasSuccessful = mock.fn(() => true);
-      await withApp(fx.options({ [skip]: true, requestWasSuccessful }), async (app) => {
-        fx.answer({ held: true });
-        await resetWhileHeld(
-          app,
-          fx.until(() => fx.traffic.inRoute === 1, 'the route never held the request'),
-        );
-        await fx.until(() => fx.counts.releases === 1, 'the server never saw the client leave');
-        fx.letGo();
-      });
-      await settle();
-      const refunds = skip === 'skipFailedRequests' ? 1 : 0;
-      assert.deepEqual(fx.counts, { releases: 1, refunds }, skip);
-      assert.equal(requestWasSuccessful.mock.callCount(), 0);
-    }
   });
 
   it('a failed response that outlived its window gives nothing to the window the next requests opened', async () => {

@@ -1,5 +1,6 @@
 // The one contract every adapter passes over real HTTP: same answers, same headers, same failure modes.
 import { describe } from 'node:test';
+import { abortContract } from './adapter-contract-aborts.js';
 import { coreContract } from './adapter-contract-core.js';
 import type { AdapterCapabilities, ContractApp, ContractOptions, MakeApp } from './adapter-contract-http.js';
 import { idiomsContract } from './adapter-contract-idioms.js';
@@ -34,6 +35,7 @@ export function runAdapterContract(name: string, makeApp: MakeApp, capabilities:
     coreContract(withApp);
     describe('concurrency limits', () => concurrencyContract(withApp));
     describe('refunds and lockouts', () => refundContract(withApp));
+    describe('clients that leave before their response', () => abortContract(withApp));
     describe('framework idioms', () => idiomsContract(withApp, capabilities));
   });
 }
