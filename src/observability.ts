@@ -67,19 +67,12 @@ export interface StoreInstrument extends Instrument {
   /** The figure it exports: it exists only when some store reports it. */
   readonly stat: keyof StoreStats;
   /** What its series are told apart by. */
-  readonly label?: 'kind' | 'node';
+  readonly label?: 'kind' | 'node' | 'state';
   /** Its series over every store: counts summed, a node's breaker open when any store's is. */
   series(stats: readonly StoreStats[]): Series[];
 }
 
-type Count =
-  | 'timeouts'
-  | 'breakerTrips'
-  | 'scriptReloads'
-  | 'batches'
-  | 'batchedDecisions'
-  | 'denyCacheHits'
-  | 'evictions';
+type Count = 'timeouts' | 'breakerTrips' | 'scriptReloads' | 'batches' | 'batchedDecisions' | 'denyCacheHits';
 
 function count(stat: Count, words: readonly string[], unit: string, help: string): StoreInstrument {
   const series = (stats: readonly StoreStats[]) => [
@@ -103,13 +96,7 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     help: 'Failed calls of decisions by kind: timeout, connection (no answer at all), reply (Redis refused a command: OOM, READONLY, MISCONF, CLUSTERDOWN, WRONGTYPE), script (the script failed, or its reply could not be read).',
     stat: 'errors',
     label: 'kind',
-    series: (stats) => {
-      const byKind = new Map<string, number>();
-      for (const { errors } of stats)
-        for (const [kind, value] of Object.entries(errors ?? {}))
-          byKind.set(kind, (byKind.get(kind) ?? 0) + value);
-      return [...byKind].map(([label, value]) => ({ label, value }));
-    },
+    series: (stats) => summedBy(stats.map(({ errors }) => errors)),
   },
   {
     words: ['store', 'breaker', 'state'],
@@ -159,13 +146,25 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     '{decision}',
     'Denials the local deny cache answered without the store.',
   ),
-  count(
-    'evictions',
-    ['store', 'evictions'],
-    '{bucket}',
-    'Buckets dropped to stay within the store size bound while they still held state.',
-  ),
+  {
+    words: ['store', 'evictions'],
+    kind: 'counter',
+    unit: '{bucket}',
+    help: 'Buckets dropped to stay within the store size bound, by state: at-rest (held nothing: no loss), live (quota still owed, handed back early), held (a concurrency lease, a lockout block or a booked wait, broken).',
+    stat: 'evictions',
+    label: 'state',
+    series: (stats) => summedBy(stats.map(({ evictions }) => evictions)),
+  },
 ];
+
+/** One series per label value, each the sum over the stores that report it. */
+function summedBy(records: readonly (Readonly<Record<string, number>> | undefined)[]): Series[] {
+  const sums = new Map<string, number>();
+  for (const record of records)
+    for (const [label, value] of Object.entries(record ?? {}))
+      sums.set(label, (sums.get(label) ?? 0) + value);
+  return [...sums].map(([label, value]) => ({ label, value }));
+}
 
 /** A series' labels (Prometheus) or attributes (OpenTelemetry): none for an unlabelled one. */
 export function labelsOf({ label: name }: StoreInstrument, { label }: Series): Record<string, string> {

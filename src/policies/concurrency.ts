@@ -53,6 +53,8 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
     evaluate: (state, nowMs, cost, lease = '') => transition(max, leaseMs, state ?? [], nowMs, cost, lease),
     // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
     refund: (state, nowMs, _cost, lease) => release(state ?? [], nowMs, lease),
+    // A lease is held until it expires: the state holds one until the last does.
+    heldMs: (state, nowMs) => restMs(state, nowMs),
     scale: (share) => concurrency({ name, max: scaledQuota(max, share), leaseMs }),
   };
 }

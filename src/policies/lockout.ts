@@ -24,6 +24,7 @@ export function lockout(blockMs: number): Policy<number> {
     args: [blockMs, 0],
     evaluate: (until, nowMs) => transition(until, nowMs),
     refund: () => undefined,
+    heldMs: (until, nowMs) => Math.max(0, until - nowMs),
     block: (until, nowMs, ms) => block(until, nowMs, ms),
     onDenial: (until, nowMs) => transition(blockMs > 0 ? nowMs + blockMs : until, nowMs, blockMs > 0),
     scale: () => lockout(blockMs),

@@ -75,6 +75,15 @@ export interface Policy<S = unknown> {
     spentAtMs: number,
     spentResetMs?: number,
   ): Write<S> | undefined;
+  /**
+   * Until `state` no longer holds a promise made to its client, in ms from `nowMs`: a concurrency lease, a lockout's
+   * block, a token bucket's admission booked ahead by `wait` (more owed than a full bucket); 0 when it holds none.
+   * Absent where no state ever holds one (the windows). Only a lease, a booking or a block starts one: a consume with
+   * neither a lease nor a booking never does (the memory store asks nothing then). A store may forget a bucket that
+   * holds nothing at the cost of quota handed back early; forgetting a promise breaks it, so the memory store evicts
+   * those last. It is a store's choice of what to drop, not part of a decision, so it has no Lua twin.
+   */
+  heldMs?(state: S, nowMs: number): number;
   /** Only a lockout has one: the state that denies everything for `ms` from now (never shortening a longer one). */
   block?(state: S | undefined, nowMs: number, ms: number): Write<S> | undefined;
   /** Only a lockout has one: its transition when the other policies denied a request (it starts its block). */

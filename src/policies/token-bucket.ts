@@ -90,6 +90,8 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
     refund: (tat, nowMs, cost, _lease, spentAtMs, spentResetMs) =>
       refund(interval, tat, nowMs, cost, spentAtMs, spentResetMs),
+    // A bucket that never refills counts tokens, not time: nothing in it is ever booked ahead.
+    heldMs: interval > 0 ? (tat, nowMs) => bookedMs(capacity * interval, tat, nowMs) : () => 0,
     scale: (share) =>
       tokenBucket({ name, capacity: scaledQuota(capacity, share), refillPerSecond: perSecond * share }),
   };
@@ -134,6 +136,12 @@ function transition(
     next: undefined,
     ttlMs: 0,
   };
+}
+
+/** Until `tat` owes no more than a full bucket (`tau`): an admission booked ahead by `wait` is held that long. */
+function bookedMs(tau: number, tat: number, nowMs: number): number {
+  const ahead = tat - tau - nowMs * 1000;
+  return ahead > 0 ? ceilDiv(ahead, 1000) : 0;
 }
 
 /**

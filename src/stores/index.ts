@@ -14,6 +14,7 @@ export { evaluatePolicies } from '../policies/index.js';
 export {
   type DegradedMode,
   degradedResponse,
+  type EvictionState,
   isStore,
   type Store,
   type StoreBreaker,

@@ -5,9 +5,12 @@ import { knownKeys, optionalClock, positiveInteger, timerMs } from '../validate.
 
 export interface MemoryStoreOptions {
   /**
-   * Hard bound on tracked buckets, across all scopes. Beyond it the table (one scope's buckets of one policy) holding
-   * the most gives one up: the oldest not read since the eviction hand last passed it (second chance, an
-   * approximation of least recently used that costs a read nothing). Default 100,000.
+   * Hard bound on tracked buckets, across all scopes (about 105 to 115 bytes of heap each for a token bucket). Beyond
+   * it one is evicted at once: a bucket at rest (it loses nothing), else the live one nearest to rest (its client gets
+   * back early what it still owed: a token bucket's tokens due by then, a window's count), and one holding a
+   * concurrency lease, a lockout's block or a booked wait last (evicting it breaks that). `stats().evictions` counts
+   * them by state: `live` or `held` growing means the bound is below the buckets the traffic keeps live. Default
+   * 100,000.
    */
   readonly maxBuckets?: number;
   /** Sweep period for buckets at rest (the timer is `unref()`d). Default 10 minutes. */

@@ -3,10 +3,12 @@ import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies, type StateWrite } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, PolicyResult } from '../policies/policy.js';
-import { BucketSlots } from './bucket-pool.js';
+import { BucketSlots, tooFewBuckets } from './bucket-pool.js';
+import { EvictionQueue } from './eviction-queue.js';
 import { type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
-import { checkRetentionCap } from './retention.js';
-import type { Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
+import { checkRetentionCap, keptUntil } from './retention.js';
+import type { EvictionState, Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
+import { TableNumbers } from './table-numbers.js';
 
 export type { MemoryStoreOptions } from './memory-store-options.js';
 
@@ -19,24 +21,23 @@ type Table = Map<string, number>;
 /** The table key of a policy that is alone in its limiter (its bucket key has no member). */
 // Stryker disable next-line StringLiteral: any string that no policy name can be would do
 const ALONE = '';
-/** What the eviction scan starts from: no table at all. */
-const NO_TABLE: Table = new Map();
 /** A request of one bucket has no other to keep from eviction. */
 const NOTHING_KEPT: readonly number[] = [];
-
-export interface MemoryStoreMetrics {
-  /** Buckets dropped to stay within `maxBuckets` while still holding state. */
-  evictions: number;
-}
 
 export class MemoryStore implements Store {
   /** Every answer is synchronous, so limiters on this store offer `consumeSync`. */
   readonly synchronous = true;
-  readonly metrics: MemoryStoreMetrics = { evictions: 0 };
+  /** Buckets dropped to stay within `maxBuckets`, by what they held (see `EvictionState`). */
+  readonly metrics = {
+    evictions: { 'at-rest': 0, live: 0, held: 0 } satisfies Record<EvictionState, number>,
+  };
   /** scope -> member (or ALONE) -> table. */
   readonly #scopes = new Map<string, Map<string, Table>>();
   #size = 0;
+  /** Each bucket's state and times, and its table's number and identifier, so that an evicted one leaves its table. */
   readonly #slots: BucketSlots;
+  readonly #tables = new TableNumbers<Table>();
+  readonly #queue: EvictionQueue;
   readonly #maxBuckets: number;
   readonly #inactiveAfterMs: number | undefined;
   readonly #clock: () => number;
@@ -46,6 +47,10 @@ export class MemoryStore implements Store {
     const settings = memoryStoreSettings(options);
     this.#maxBuckets = settings.maxBuckets;
     this.#slots = new BucketSlots(this.#maxBuckets);
+    // A hold's end is read from the state by its table's policy, when the queue needs it.
+    const holdEnd = (slot: number, nowMs: number) =>
+      this.#slots.heldUntil(slot, this.#tables.policy(this.#slots.tableOf(slot)), nowMs);
+    this.#queue = new EvictionQueue(this.#slots, holdEnd, this.#maxBuckets);
     this.#inactiveAfterMs = settings.inactiveAfterMs;
     this.#clock = settings.clock;
     if (settings.cleanupIntervalMs !== undefined) {
@@ -59,9 +64,9 @@ export class MemoryStore implements Store {
     return this.#size;
   }
 
-  /** Its evictions, for `tollgate/metrics` and `tollgate/otel`. */
+  /** Its evictions by state, for `tollgate/metrics` and `tollgate/otel`. */
   stats(): StoreStats {
-    return { evictions: this.metrics.evictions };
+    return { evictions: { ...this.metrics.evictions } };
   }
 
   evaluate(request: StoreRequest): StoreResponse {
@@ -79,14 +84,17 @@ export class MemoryStore implements Store {
       states.push(slot === undefined ? undefined : this.#slots.read(slot));
     }
     const evaluation = evaluatePolicies(policies, states, nowMs, request);
+    const { allowed, results, delayMs } = evaluation;
+    // As in decideAlone: an admission with no lease and no booking starts no hold (a denial may start a lockout).
+    const plain = allowed && delayMs === 0 && request.action === 'consume' && !request.lease;
     for (let i = 0; i < evaluation.writes.length; i++) {
       const write = evaluation.writes[i] as StateWrite;
       if (write.next === undefined) continue;
       const member = memberOf(policies, i) ?? ALONE;
+      const policy = policies[i] as AnyPolicy;
       // Kept out of reach of the eviction that makes room for this request's next bucket.
-      slots[i] = this.#write(scope, member, id, policies[i] as AnyPolicy, slots[i], write, nowMs, slots);
+      slots[i] = this.#write(scope, member, id, policy, slots[i], write, nowMs, slots, plain);
     }
-    const { allowed, results, delayMs } = evaluation;
     return delayMs === 0
       ? { allowed, results, nowMs }
       : { allowed, results, nowMs: nowMs + delayMs, delayMs };
@@ -116,8 +124,14 @@ export class MemoryStore implements Store {
       '',
     );
     // As evaluatePolicies: spending nothing writes nothing, and a denial of a policy alone writes nothing either.
-    if (writes && cost > 0 && transition.result.allowed && transition.next !== undefined)
-      this.#write(scope, ALONE, id, policy, slot, transition, nowMs, NOTHING_KEPT);
+    if (writes && cost > 0 && transition.result.allowed && transition.next !== undefined) {
+      const expiresAt = keptUntil(nowMs, transition.ttlMs, this.#inactiveAfterMs);
+      // A consume with no lease and no booking starts no hold (`Policy.heldMs`) and moves no rest earlier (only a
+      // clock gone back under `inactiveAfterMs` can, by that step): the eviction queue needs nothing.
+      if (slot === undefined)
+        this.#insert(scope, ALONE, id, policy, transition.next, expiresAt, nowMs, nowMs, NOTHING_KEPT);
+      else this.#slots.write(slot, transition.next, expiresAt);
+    }
     return answer(transition.result, nowMs);
   }
 
@@ -157,7 +171,10 @@ export class MemoryStore implements Store {
           }
         }
         // Scopes come and go with limiters (tiers, tests): an empty table is not kept for ever.
-        if (table.size === 0) tables.delete(member);
+        if (table.size === 0) {
+          tables.delete(member);
+          this.#tables.drop(table);
+        }
       }
       if (tables.size === 0) this.#scopes.delete(scope);
     }
@@ -180,7 +197,10 @@ export class MemoryStore implements Store {
   /** Forgets every bucket. */
   clear(): void {
     for (const tables of this.#scopes.values())
-      for (const table of tables.values()) for (const [id, slot] of table) this.#remove(table, id, slot);
+      for (const table of tables.values()) {
+        for (const [id, slot] of table) this.#remove(table, id, slot);
+        this.#tables.drop(table);
+      }
     this.#scopes.clear();
   }
 
@@ -202,7 +222,10 @@ export class MemoryStore implements Store {
     return undefined;
   }
 
-  /** Writes a bucket's next state, held until at rest, in its slot or a new one; returns the slot. */
+  /**
+   * Writes a bucket's next state in its slot or a new one, and tells the eviction queue unless `plain` (a consume that
+   * starts no hold and moves no rest earlier: see decideAlone); returns the slot.
+   */
   #write(
     scope: string,
     member: string,
@@ -212,28 +235,31 @@ export class MemoryStore implements Store {
     { next, ttlMs }: StateWrite,
     nowMs: number,
     keep: readonly (number | undefined)[],
+    plain: boolean,
   ): number {
-    // Kept until at rest, and never sooner: a bucket dropped early reads as a fresh client's.
-    const restMs = ttlMs < 0 ? Number.POSITIVE_INFINITY : ttlMs;
-    const keepMs = Math.min(restMs, this.#inactiveAfterMs ?? Number.POSITIVE_INFINITY);
-    const slot = held ?? this.#insert(scope, member, id, policy, nowMs, keep);
-    this.#slots.write(slot, next, nowMs + keepMs);
-    return slot;
+    const expiresAt = keptUntil(nowMs, ttlMs, this.#inactiveAfterMs);
+    // A promise outlives neither the state nor the store's keeping of it.
+    const heldUntil = plain ? nowMs : Math.min(nowMs + (policy.heldMs?.(next, nowMs) ?? 0), expiresAt);
+    if (held === undefined)
+      return this.#insert(scope, member, id, policy, next, expiresAt, heldUntil, nowMs, keep);
+    const earlier = this.#slots.write(held, next, expiresAt);
+    if (!plain) this.#queue.written(held, earlier, expiresAt, heldUntil, nowMs);
+    return held;
   }
 
-  /**
-   * A bucket not held yet, at the young end of its table, after making room within `maxBuckets` without evicting
-   * any of `keep` (the request's other buckets, about to be written).
-   */
+  /** A new bucket, written and queued, after making room without evicting any of `keep` (the request's others). */
   #insert(
     scope: string,
     member: string,
     id: string,
     policy: AnyPolicy,
+    state: unknown,
+    expiresAt: number,
+    heldUntil: number,
     nowMs: number,
     keep: readonly (number | undefined)[],
   ): number {
-    if (this.#size >= this.#maxBuckets) this.#evict(nowMs, keep);
+    if (this.#size >= this.#maxBuckets && !this.#evict(nowMs, keep)) throw tooFewBuckets(this.#maxBuckets);
     let tables = this.#scopes.get(scope);
     if (tables === undefined) {
       tables = new Map();
@@ -244,55 +270,33 @@ export class MemoryStore implements Store {
       table = new Map();
       tables.set(member, table);
     }
-    const slot = this.#slots.allocate(policy.kind);
     // A fresh flat copy (a JSON round trip is exact for any string): an identifier sliced from a header or joined
     // from parts would otherwise keep its parent string or rope alive for as long as the bucket (measured in bench/).
-    table.set(JSON.parse(JSON.stringify(id)) as string, slot);
+    const flat = JSON.parse(JSON.stringify(id)) as string;
+    const slot = this.#slots.allocate(policy.kind, this.#tables.of(table, policy), flat);
+    table.set(flat, slot);
     this.#size++;
+    this.#slots.write(slot, state, expiresAt);
+    this.#queue.add(slot, heldUntil, nowMs);
     return slot;
   }
 
   /**
-   * Second chance, in the table holding the most buckets (the bound is shared; the busiest table, of equals the
-   * one made first, gives one up): from its oldest, a bucket read since the hand last passed it moves to the young
-   * end. The request's own buckets (`keep`) are never candidates; when they are all the busiest table holds,
-   * another table gives one.
+   * Makes room at once, in the eviction queue's order, counting the bucket by what it held. The request's own buckets
+   * (`keep`) are never evicted: false when they are all the store holds (a direct request beyond `maxBuckets`).
    */
-  #evict(nowMs: number, keep: readonly (number | undefined)[]): void {
-    let largest: Table = NO_TABLE;
-    for (const tables of this.#scopes.values())
-      for (const table of tables.values()) if (table.size > largest.size) largest = table;
-    if (this.#evictFrom(largest, nowMs, keep)) return;
-    // Only when the busiest table holds nothing but this request's buckets, at most one per table (a tiny
-    // `maxBuckets`): then every table holds at most one, and the first holding another's gives it.
-    for (const tables of this.#scopes.values())
-      for (const table of tables.values()) if (this.#evictFrom(table, nowMs, keep)) return;
-  }
-
-  /**
-   * The scan ends by itself, each bucket passed at most twice: `keep` stays put, and a bucket moved to the young end
-   * for its second chance, met again, has had it.
-   */
-  #evictFrom(table: Table, nowMs: number, keep: readonly (number | undefined)[]): boolean {
-    for (const [id, slot] of table) {
-      // Its row would be handed to the new bucket while the request still uses it.
-      if (keep.includes(slot)) continue;
-      if (this.#slots.takeSecondChance(slot)) {
-        table.delete(id);
-        table.set(id, slot);
-        continue;
-      }
-      // Dropping a bucket already at rest loses nothing; only the others are worth counting.
-      if (this.#slots.expiresAt(slot) > nowMs) this.metrics.evictions++;
-      this.#remove(table, id, slot);
-      return true;
-    }
-    return false;
+  #evict(nowMs: number, keep: readonly (number | undefined)[]): boolean {
+    const slot = this.#queue.next(nowMs, keep);
+    if (slot < 0) return false;
+    this.metrics.evictions[this.#queue.stateOf(slot, nowMs)]++;
+    this.#remove(this.#tables.table(this.#slots.tableOf(slot)), this.#slots.idOf(slot), slot);
+    return true;
   }
 
   #remove(table: Table, id: string, slot: number): void {
     table.delete(id);
     this.#size--;
+    this.#queue.remove(slot);
     this.#slots.release(slot);
   }
 }

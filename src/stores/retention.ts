@@ -31,3 +31,11 @@ export function checkRetentionCap(
     }
   }
 }
+
+/**
+ * Until when a state written at `nowMs` is kept: until at rest (`ttlMs`, -1 for never) and never sooner, since a
+ * bucket dropped early reads as a fresh client's, within `capMs` (a retention cap checked as above).
+ */
+export function keptUntil(nowMs: number, ttlMs: number, capMs: number | undefined): number {
+  return nowMs + Math.min(ttlMs < 0 ? Number.POSITIVE_INFINITY : ttlMs, capMs ?? Number.POSITIVE_INFINITY);
+}

@@ -78,6 +78,13 @@ export interface Store {
  */
 export type StoreErrorKind = 'timeout' | 'connection' | 'reply' | 'script';
 
+/**
+ * What a bucket evicted to stay within a size bound held: `at-rest` nothing (a full bucket, an ended window, no lease:
+ * no loss), `live` quota still owed (handed back early: the client gains at most what the time to rest would have
+ * given it), `held` a promise (a concurrency lease, a lockout's block, a wait booked ahead: broken).
+ */
+export type EvictionState = 'at-rest' | 'live' | 'held';
+
 /** One circuit breaker: the node it guards ('' when the store has one node, or before a cluster's are known). */
 export interface StoreBreaker {
   readonly node: string;
@@ -103,8 +110,8 @@ export interface StoreStats {
   readonly batchedDecisions?: number;
   /** Denials answered by a local cache, without the backend. */
   readonly denyCacheHits?: number;
-  /** Buckets dropped to stay within a size bound while they still held state. */
-  readonly evictions?: number;
+  /** Buckets dropped to stay within a size bound, by what they held. */
+  readonly evictions?: Readonly<Record<EvictionState, number>>;
 }
 
 export function isStore(value: unknown): value is Store {

@@ -1,5 +1,5 @@
-// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxBuckets, reset, sweep (and its
-// timer) and kinds.
+// MemoryStore on a hand-moved clock: its options, which bucket gives way under maxBuckets (more in
+// memory-store-eviction.test.ts), reset, sweep (and its timer) and kinds.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import {
@@ -75,6 +75,23 @@ describe('MemoryStore options', () => {
     });
   });
 
+  it('a direct request needing more buckets of several kinds than maxBuckets is refused, and the bound holds', () => {
+    const { store } = manualStore({ maxBuckets: 2 });
+    const request = {
+      scope: 's',
+      id: 'x',
+      policies: [perSecond('a'), tokenBucket({ capacity: 5, refillPerSecond: 1, name: 'b' }), perSecond('c')],
+      cost: 1,
+      action: 'consume' as const,
+    };
+    assert.throws(() => store.evaluate(request), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'maxBuckets',
+      message: '`maxBuckets` is below the buckets one request needs (2)',
+    });
+    assert.equal(store.size, 2);
+  });
+
   it('accepts inactiveAfterMs beside a bucket that holds nothing worth keeping (capacity 0)', () => {
     const { store } = manualStore({ inactiveAfterMs: 1 });
     const never = tokenBucket({ capacity: 0, refillPerSecond: 1 });
@@ -104,22 +121,26 @@ describe('MemoryStore options', () => {
 });
 
 describe('MemoryStore', () => {
-  it('maxBuckets evicts the least recently used bucket', async () => {
-    const { store } = manualStore({ maxBuckets: 3 });
+  it('maxBuckets evicts the bucket nearest to rest, however recently it was used', async () => {
+    const { clock, store } = manualStore({ maxBuckets: 3 });
     const limiter = createLimiter({ policy: limitOne(), store, scope: 'lru' });
-    for (const id of ['a', 'b', 'c']) await limiter.consume(id);
-    // Reading 'a' (even a denial, which writes nothing) makes it the most recently used.
+    for (const id of ['a', 'b', 'c']) {
+      await limiter.consume(id);
+      clock.now += 1000;
+    }
+    // Reading 'a' (a denial, which writes nothing) does not keep it: its window ends first.
     assert.equal((await limiter.consume('a')).allowed, false);
     await limiter.consume('d');
     assert.equal(store.size, 3);
-    assert.equal(store.metrics.evictions, 1);
-    assert.deepEqual((await liveKeys(store)).sort(), ['lru|a', 'lru|c', 'lru|d']);
-    // 'b' was forgotten: it starts afresh.
-    assert.equal((await limiter.consume('b')).allowed, true);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 1, held: 0 });
+    assert.deepEqual((await liveKeys(store)).sort(), ['lru|b', 'lru|c', 'lru|d']);
+    // 'a' was forgotten: it starts afresh.
+    assert.equal((await limiter.consume('a')).allowed, true);
   });
 
   it('a key used constantly is never the one evicted, even while it is only being denied', async () => {
     const { clock, store } = manualStore({ maxBuckets: 2 });
+    // Buckets that never refill never rest: of those, a flood of new clients evicts its own newest first.
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 5, refillPerSecond: 0 }), store });
     assert.equal((await limiter.consume('hot', { cost: 5 })).allowed, true);
     for (let i = 0; i < 1000; i++) {
@@ -128,7 +149,7 @@ describe('MemoryStore', () => {
       assert.equal((await limiter.consume(`cold-${i}`)).allowed, true);
     }
     assert.equal(store.size, 2);
-    assert.equal(store.metrics.evictions, 999);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 999, held: 0 });
   });
 
   it('sweep() drops the buckets at rest and keeps the others', async () => {
@@ -172,17 +193,18 @@ describe('MemoryStore', () => {
     }
   });
 
-  it('the bound is shared by every scope: the table holding the most buckets gives up its oldest', async () => {
-    const { store } = manualStore({ maxBuckets: 4 });
+  it('the bound is shared by every scope: the bucket nearest to rest goes, whichever table holds it', async () => {
+    const { clock, store } = manualStore({ maxBuckets: 4 });
     const big = createLimiter({ policy: limitOne(), store, scope: 'big' });
     const small = createLimiter({ policy: limitOne(), store, scope: 'small' });
-    // 'small|z' is the oldest bucket of all, but 'big' holds the most.
+    // 'big' holds the most, but 'small|z' is the nearest to rest of all.
     await small.consume('z');
+    clock.now = 1000;
     for (const id of ['a', 'b', 'c']) await big.consume(id);
     await small.consume('y');
     assert.equal(store.size, 4);
-    assert.equal(store.metrics.evictions, 1);
-    assert.deepEqual((await liveKeys(store)).sort(), ['big|b', 'big|c', 'small|y', 'small|z']);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 1, held: 0 });
+    assert.deepEqual((await liveKeys(store)).sort(), ['big|a', 'big|b', 'big|c', 'small|y']);
   });
 
   it('lists, resets and sweeps the buckets of a limiter with several policies by their own keys', async () => {
@@ -236,7 +258,8 @@ describe('MemoryStore', () => {
     clock.now = 2000;
     store.sweep();
     await limiter.consume('y');
-    // x's window 'a' is gone and must be inserted; its 'b' bucket, read by this request, must not make the room.
+    // x's window 'a' is gone and must be inserted; its 'b' bucket, read by this request, must not make the room:
+    // y's 'a' does, the nearest to rest of the others.
     assert.deepEqual(
       (await limiter.consume('x')).policies.map((p) => p.remaining),
       [2, 98],
@@ -245,16 +268,18 @@ describe('MemoryStore', () => {
       (await limiter.consume('x')).policies.map((p) => p.remaining),
       [1, 97],
     );
-    assert.deepEqual((await liveKeys(store)).sort(), ['{s|x}:a', '{s|x}:b', '{s|y}:a']);
+    assert.deepEqual((await liveKeys(store)).sort(), ['{s|x}:a', '{s|x}:b', '{s|y}:b']);
   });
 
-  it('evictions count only buckets that still held state', async () => {
+  it('evictions of buckets at rest are counted apart from those that still held state', async () => {
     const { clock, store } = manualStore({ maxBuckets: 1 });
     const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 100 }), store });
     await limiter.consume('a');
     clock.now = 1000;
     await limiter.consume('b');
-    assert.equal(store.metrics.evictions, 0);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 1, live: 0, held: 0 });
+    await limiter.consume('c');
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 1, live: 1, held: 0 });
   });
 });
 
@@ -264,15 +289,15 @@ describe('MemoryStore under maxBuckets', () => {
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 2, refillPerSecond: 0 }), store });
     for (let i = 0; i < 1500; i++) await limiter.consume(`c${i}`);
     assert.equal(store.size, 1500);
-    assert.equal(store.metrics.evictions, 0);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 0, held: 0 });
     // One of two tokens spent: a peek at cost 1 leaves none (a forgotten client would have one left).
     for (const i of [0, 1023, 1024, 1499]) assert.equal((await limiter.peek(`c${i}`)).remaining, 0, `c${i}`);
     await limiter.consume('one-more');
     assert.equal(store.size, 1500);
-    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 1, held: 0 });
   });
 
-  it('of tables holding equally many, the one holding buckets longest gives one up', async () => {
+  it('of buckets at rest at the same instant, the newest goes (it has most likely counted the least)', async () => {
     const { store } = manualStore({ maxBuckets: 2 });
     const a = createLimiter({ policy: perSecond(), store, scope: 'a' });
     const b = createLimiter({ policy: perSecond(), store, scope: 'b' });
@@ -280,7 +305,7 @@ describe('MemoryStore under maxBuckets', () => {
     await a.consume('x');
     await b.consume('x');
     await c.consume('x');
-    assert.deepEqual(await liveKeys(store), ['b|x', 'c|x']);
+    assert.deepEqual(await liveKeys(store), ['a|x', 'c|x']);
   });
 
   it('a scope the sweep emptied counts as new when it holds buckets again', async () => {
@@ -294,12 +319,12 @@ describe('MemoryStore under maxBuckets', () => {
     clock.now = 1000;
     assert.equal(store.sweep(), 1);
     await a.consume('y');
-    // 'b' now holds its bucket longer than 'a', whose table and scope were dropped and made anew.
+    // 'a', whose table and scope the sweep dropped, is made anew; 'b|x' is the nearest to rest, and goes.
     await c.consume('x');
     assert.deepEqual(await liveKeys(store), ['a|y', 'c|x']);
   });
 
-  it("when the busiest table holds only the request's own bucket, the next table gives one, and only one", async () => {
+  it("a request's new bucket evicts one other, the nearest to rest that is not the request's own", async () => {
     const { clock, store } = manualStore({ maxBuckets: 3 });
     const both = createLimiter({
       policy: [fixedWindow({ limit: 5, windowMs: 60_000, name: 'minute' }), perSecond('second')],
@@ -311,25 +336,26 @@ describe('MemoryStore under maxBuckets', () => {
     // Drops x's 'second' bucket: x keeps one bucket, alone in the first table.
     assert.equal(store.sweep(), 1);
     await createLimiter({ policy: perSecond(), store, scope: 'b' }).consume('m');
+    clock.now = 1500;
     await createLimiter({ policy: perSecond(), store, scope: 'c' }).consume('n');
     assert.deepEqual(
       (await both.consume('x')).policies.map((p) => p.remaining),
       [3, 0],
     );
-    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 1, held: 0 });
     assert.deepEqual(await liveKeys(store), ['{a|x}:minute', '{a|x}:second', 'c|n']);
   });
 
-  it('evicting a bucket whose rest falls exactly now is not counted as an eviction', async () => {
+  it('a bucket whose rest falls exactly now is evicted as at rest', async () => {
     const { clock, store } = manualStore({ maxBuckets: 1 });
     const limiter = createLimiter({ policy: perSecond(), store });
     await limiter.consume('a');
     clock.now = 999;
     await limiter.consume('b');
-    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 0, live: 1, held: 0 });
     clock.now = 1999;
     await limiter.consume('c');
-    assert.equal(store.metrics.evictions, 1);
+    assert.deepEqual(store.metrics.evictions, { 'at-rest': 1, live: 1, held: 0 });
   });
 });
 

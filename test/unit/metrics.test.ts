@@ -140,7 +140,9 @@ describe('createMetrics', () => {
       'tollgate_store_batched_decisions_total 50',
       'tollgate_deny_cache_hits_total 8',
       '# TYPE tollgate_store_evictions_total counter',
-      'tollgate_store_evictions_total 0',
+      'tollgate_store_evictions_total{state="at-rest"} 0',
+      'tollgate_store_evictions_total{state="live"} 0',
+      'tollgate_store_evictions_total{state="held"} 0',
     ])
       assert.ok(lines.includes(line), line);
     // Both stores' running totals as they are now: a counter set afresh from the stores at each scrape.
@@ -148,14 +150,20 @@ describe('createMetrics', () => {
     assert.ok((await metrics.registry.metrics()).includes('\ntollgate_store_timeouts_total 8\n'));
   });
 
-  it("exports only the figures its stores keep: MemoryStore's evictions, under the prefix", async () => {
+  it("exports only the figures its stores keep: MemoryStore's evictions by state, under the prefix", async () => {
     const clock = { now: 0 };
     const store = new MemoryStore({ maxBuckets: 1, clock: () => clock.now, autoCleanup: false });
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 1, refillPerSecond: 1 }), store });
     await limiter.consume('a');
     await limiter.consume('b');
+    // 'a' still owed its token: a live eviction; 'b', a second later, owes none: at rest.
+    clock.now = 1000;
+    await limiter.consume('c');
     const text = await createMetrics({ stores: [store], prefix: 'app_' }).registry.metrics();
-    assert.match(text, /\napp_store_evictions_total 1\n/);
+    assert.match(
+      text,
+      /\napp_store_evictions_total\{state="at-rest"\} 1\napp_store_evictions_total\{state="live"\} 1\napp_store_evictions_total\{state="held"\} 0\n/,
+    );
     assert.deepEqual(
       text.split('\n').filter((line) => line.startsWith('# TYPE')),
       [
