@@ -161,6 +161,43 @@ describeWithRedis('when Redis is unavailable', () => {
     });
   }
 
+  it('FUNCTION FLUSH every 10 ms while deciding costs no failed decision', async () => {
+    const { server, store } = await setup({ commandTimeoutMs: 2000 });
+    const flusher = createClient({ url: server.url });
+    await flusher.connect();
+    cleanups.push(() => flusher.quit());
+    let flushing = true;
+    const flushes = (async () => {
+      let count = 0;
+      while (flushing) {
+        await flusher.sendCommand(['FUNCTION', 'FLUSH']);
+        count++;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return count;
+    })();
+    // Eight limiters with eight decisions each in flight, for about a second: some flushes land between a load
+    // and the call made after it.
+    const limiters = Array.from({ length: 8 }, (_, i) =>
+      createLimiter({ policy: tokenBucket({ name: `p${i}`, capacity: 1e6, refillPerSecond: 1e3 }), store }),
+    );
+    const decisions: Decision[] = [];
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        while (Date.now() - started < 1000)
+          decisions.push(await (limiters[i % 8] as Limiter).consume(`f${i}`));
+      }),
+    );
+    flushing = false;
+    assert.ok((await flushes) >= 20, 'the server was flushed again and again');
+    assert.deepEqual(
+      decisions.filter((d) => d.degraded !== undefined).length,
+      0,
+      `${decisions.length} decisions, ${store.metrics.scriptReloads} loads`,
+    );
+  });
+
   it("fallback: 'memory' enforces a share of the limit per process while Redis is down", async () => {
     const { server, store } = await setup({ fallback: 'memory', fallbackShare: 0.5, breakerThreshold: 1 });
     const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 0 }), store });

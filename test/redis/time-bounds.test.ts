@@ -185,6 +185,24 @@ describeWithRedis('time bounds against a paused or unreachable Redis', () => {
     }
   });
 
+  it('decisions made before the first connection each answer within commandTimeoutMs, not connectTimeoutMs', {
+    timeout: 20_000,
+  }, async () => {
+    const redis = await server();
+    redis.pause();
+    const s = store({ url: redis.url, breakerThreshold: 10 });
+    const limiter = limiterOn(s);
+    for (let i = 0; i < 3; i++) {
+      const { value, ms } = await timed(limiter.consume('first'));
+      assert.equal((value as { degraded?: string }).degraded, 'fail-open');
+      withinCommandBudget(ms, `decision ${i + 1} while Redis is unreachable at start`);
+    }
+    redis.resume();
+    await waitFor('a real decision', async () => (await limiter.consume('first')).degraded === undefined);
+    // Answered while it waited: never sent once Redis came back, so only the decisions made since count.
+    assert.equal((await limiter.peek('first', { cost: 0 })).remaining, 99);
+  });
+
   it('connect() rejects, every time, while Redis is unreachable', { timeout: 20_000 }, async () => {
     const redis = await server();
     const s = store({ url: redis.url, connectTimeoutMs: 500 });

@@ -150,6 +150,29 @@ describe('RedisStore engine calls', () => {
     assert.deepEqual(setup.calls, ['FCALL engine', 'FUNCTION LOAD engine', 'FCALL engine']);
   });
 
+  it('loads again when the server lost the library between a load and the call, a few times', async () => {
+    const setup = recordingClient();
+    setup.failures.fcall.push(...Array.from({ length: 3 }, () => 'ERR Function not found'));
+    const { made, reloads } = await decisions(setup, 1);
+    assert.equal(made[0]?.degraded, undefined, 'decided by the engine after the third load');
+    assert.equal(reloads, 3);
+    assert.deepEqual(setup.calls, [
+      ...Array.from({ length: 3 }, () => ['FCALL engine', 'FUNCTION LOAD engine']).flat(),
+      'FCALL engine',
+    ]);
+  });
+
+  it('gives a call up after three loads that did not stick', async () => {
+    const setup = recordingClient();
+    setup.failures.fcall.push(...Array.from({ length: 4 }, () => 'ERR Function not found'));
+    const { made } = await decisions(setup, 2);
+    assert.deepEqual(
+      made.map((d) => d.degraded),
+      ['fail-open', undefined],
+    );
+    assert.equal(setup.calls.filter((call) => call === 'FUNCTION LOAD engine').length, 3);
+  });
+
   it('runs the engine as a script on a client library without FCALL', async () => {
     const setup = recordingClient();
     const { fcall: _, ...withoutFcall } = setup.client;

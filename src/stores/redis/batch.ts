@@ -1,4 +1,5 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one script call, the reply read back.
+import { TollgateError } from '../../errors.js';
 import { bucketKey, memberOf } from '../../key.js';
 import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
@@ -165,7 +166,6 @@ export class Batcher {
 
   /** The batch's script call: each decision's answer, or its error; rejects when the call as a whole failed. */
   async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
-    const client = this.#connection.readyNow() ?? (await this.#connection.forDecisions());
     this.#metrics.batches++;
     this.#metrics.batchedDecisions += decisions.length;
     const { keyPrefix } = this.#settings;
@@ -187,8 +187,30 @@ export class Batcher {
         keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
     }
     args.push(...(shared ? (figures[0] as string[]) : figures.flat()));
-    const reply = await this.#deadlines.bound(runScript(client, keys, args, this.#metrics));
+    const client = this.#connection.readyNow();
+    const reply = await (client === undefined
+      ? this.#connectingCall(keys, args)
+      : this.#deadlines.bound(runScript(client, keys, args, this.#metrics)));
     return parseReply(reply, decisions.length, policies.length, action);
+  }
+
+  /**
+   * A call made before the store's first connection: the wait for it and the call share one `commandTimeoutMs`,
+   * so a Redis unreachable at start costs each decision that budget, not `connectTimeoutMs` (the opening goes on
+   * in the background). A call whose budget ran out while it waited is never sent: its answer was given already.
+   */
+  async #connectingCall(keys: string[], args: string[]): Promise<unknown> {
+    let late = false;
+    const call = this.#connection.forDecisions().then((client) => {
+      if (late) throw new TollgateError('ERR_TOLLGATE_TIMEOUT', 'the decision was answered before Redis was');
+      return runScript(client, keys, args, this.#metrics);
+    });
+    try {
+      return await this.#deadlines.bound(call);
+    } catch (error) {
+      late = true;
+      throw error;
+    }
   }
 
   #constantArguments(policies: readonly AnyPolicy[], action: StoreAction): readonly string[] {

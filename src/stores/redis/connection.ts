@@ -53,9 +53,9 @@ export class Connection {
   }
 
   /**
-   * The client for a script call of decisions. Only decisions made before the first connection wait for it (up to
-   * `connectTimeoutMs`); later ones never wait for a reconnection, whoever started it, so each stays within
-   * `commandTimeoutMs`.
+   * The client for a script call of decisions. Only decisions made before the first connection wait for it (within
+   * their `commandTimeoutMs`, which the caller bounds); later ones never wait for a reconnection, whoever started
+   * it.
    */
   async forDecisions(): Promise<ScriptClient> {
     const client = this.#connected ? this.#client : await this.ready();

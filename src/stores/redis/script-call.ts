@@ -48,6 +48,13 @@ const NO_FUNCTIONS = /^ERR unknown command|^NOPERM.*\b(fcall|function)\b/i;
 const REFUSED_WRITES = /^(OOM|READONLY|MISCONF)\b/;
 
 /**
+ * Loads of the library one call may wait for: a server flushed again between a load and the call that follows it
+ * (FUNCTION FLUSH in a loop, a restart) lacks it again, and the call is made again after the next load, a few
+ * times, never for ever.
+ */
+const MOST_LOADS = 3;
+
+/**
  * Runs the engine: as a Redis 7 function, loaded again only when a server lacks it (a fresh server, a restart
  * without persistence, FUNCTION FLUSH), on every master of a cluster. A server that cannot run functions runs it
  * as a script instead, from then on, by its SHA, sent in full only when that server lacks it (SCRIPT FLUSH, a
@@ -59,23 +66,24 @@ export async function runScript(
   args: string[],
   metrics: { scriptReloads: number },
 ): Promise<unknown> {
-  if (client.fcall === undefined || scriptsOnly.has(client)) return runEval(client, keys, args, metrics);
-  try {
-    return await client.fcall(FUNCTION_NAME, keys, args);
-  } catch (error) {
-    const message = messageOf(error);
-    if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, keys, args, metrics);
-    if (REFUSED_WRITES.test(message)) return runEval(client, keys, args, metrics);
-    // Only a missing function is cured by loading it.
-    if (!message.startsWith('ERR Function not found')) throw error;
+  for (let loads = 0; ; loads++) {
+    if (client.fcall === undefined || scriptsOnly.has(client)) return runEval(client, keys, args, metrics);
+    try {
+      return await client.fcall(FUNCTION_NAME, keys, args);
+    } catch (error) {
+      const message = messageOf(error);
+      if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, keys, args, metrics);
+      if (REFUSED_WRITES.test(message)) return runEval(client, keys, args, metrics);
+      // Only a missing function is cured by loading it.
+      if (!message.startsWith('ERR Function not found') || loads === MOST_LOADS) throw error;
+    }
+    try {
+      await load(client, metrics);
+    } catch (error) {
+      if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, keys, args, metrics);
+      throw error;
+    }
   }
-  try {
-    await load(client, metrics);
-  } catch (error) {
-    if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, keys, args, metrics);
-    throw error;
-  }
-  return client.fcall(FUNCTION_NAME, keys, args);
 }
 
 /** One load of the library per client at a time, counted once. */
