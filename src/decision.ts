@@ -60,9 +60,10 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   const decisions: PolicyDecision[] = [];
   let binding: PolicyDecision | undefined;
   for (let i = 0; i < results.length; i++) {
-    const result =
-      blockMs === undefined ? (results[i] as PolicyResult) : lockedOut(results[i] as PolicyResult, blockMs);
-    const candidate = policyDecision(result, policies[i] as AnyPolicy);
+    const policy = policies[i] as AnyPolicy;
+    const advised = hinted(results[i] as PolicyResult, policy);
+    const result = blockMs === undefined ? advised : lockedOut(advised, blockMs);
+    const candidate = policyDecision(result, policy);
     decisions.push(candidate);
     if (
       binding === undefined ||
@@ -83,10 +84,25 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
  * order): the memory store's synchronous path, which builds no store response, calls it.
  */
 export function soleDecision(policy: AnyPolicy, result: PolicyResult, nowMs: number): Decision {
-  const only = policyDecision(result, policy);
+  const only = policyDecision(hinted(result, policy), policy);
   const decision = bound(result.allowed, only, nowMs, [only]);
   if (!result.allowed) retryAfter(decision, only);
   return decision;
+}
+
+/**
+ * A denial as the policy advises it: a concurrency limit's state knows only when its leases expire, while a slot
+ * frees whenever a request ends, so its retry is told at most its hint. The same for both engines, which return
+ * the state's own figure.
+ */
+function hinted(result: PolicyResult, { retryHintMs }: AnyPolicy): PolicyResult {
+  if (retryHintMs === undefined || result.retryAfterMs <= retryHintMs) return result;
+  return {
+    allowed: result.allowed,
+    remaining: result.remaining,
+    resetMs: result.resetMs,
+    retryAfterMs: retryHintMs,
+  };
 }
 
 function policyDecision(result: PolicyResult, policy: AnyPolicy): PolicyDecision {

@@ -3,6 +3,7 @@ import { type Duration, parseDuration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
 import { LOCKOUT_NAME } from './policies/lockout.js';
 import type { AnyPolicy } from './policies/policy.js';
+import type { RetentionCap } from './stores/store.js';
 import { MAX_SPAN } from './validate.js';
 
 /** A per-call cost: a non-negative integer. */
@@ -20,6 +21,20 @@ export function units(cost: number): number {
 export function blockDuration(option: string, value: Duration | 0, least: number): number {
   const ms = value === 0 && least === 0 ? 0 : parseDuration(option, value);
   if (ms >= MAX_SPAN) throw configError(option, 'must be below 2^51 ms', value);
+  return ms;
+}
+
+/**
+ * A block asked of `block()`: its length, refused when the store would forget it before it ends (a block dropped
+ * early ends silently while its denials still announce the whole of it).
+ */
+export function requestedBlock(value: Duration, cap: RetentionCap | undefined): number {
+  const ms = blockDuration('ms', value, 1);
+  if (cap !== undefined && ms > cap.ms)
+    throw new TollgateError(
+      'ERR_TOLLGATE_ARGUMENT',
+      `\`ms\` (${ms}) must not exceed how long the store keeps a block (\`${cap.option}\`: ${cap.ms} ms), or the block would end early`,
+    );
   return ms;
 }
 

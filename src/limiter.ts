@@ -4,17 +4,18 @@ import type { Duration } from './duration.js';
 import { configError, TollgateError } from './errors.js';
 import { bucketKey, bucketKeys, defaultScope, encodeIdentifier, memberOf, validateScope } from './key.js';
 import { leaseName, once } from './lease.js';
-import { blockDuration, units, validatePolicies } from './limiter-checks.js';
+import { blockDuration, requestedBlock, units, validatePolicies } from './limiter-checks.js';
 import type { StoreAction } from './policies/evaluate.js';
 import { lockout } from './policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
-import { type RefundOptions, spentBy } from './refund-spend.js';
+import { type RefundChange, type RefundOptions, recordSpend, refundOf } from './refund-spend.js';
 import { warnOnSharedDefaultScope } from './shared-scope.js';
 import { MemoryStore } from './stores/memory-store.js';
 import { sharedMemoryStore } from './stores/shared-memory-store.js';
 import { isFailMode, isStore, type Store, type StoreRequest, type StoreResponse } from './stores/store.js';
 import { knownKeys, positiveInteger } from './validate.js';
 import { type WaitOptions, waitFor } from './wait.js';
+import { WaitLine } from './wait-line.js';
 
 export type { RefundOptions } from './refund-spend.js';
 export type { WaitOptions } from './wait.js';
@@ -65,9 +66,12 @@ export interface Limiter {
   /** What `consume` would answer now, without spending. */
   peek(identifier: string, options?: ConsumeOptions): Promise<Decision>;
   /**
-   * Gives back units spent earlier (a request that should not have counted): never beyond a full quota, and, given
-   * `spent: decision`, only where those units still count (never into a window opened since). Rejects
-   * (`ERR_TOLLGATE_STORE`) when the store could not apply it.
+   * Gives back units spent earlier (a request that should not have counted), never beyond a full quota. Given
+   * `spent: decision`, the admission this limiter returned for `identifier`, it gives back at most what that
+   * admission spent, once, and only where those units still count (never into a window opened since); a copy, an
+   * edited decision, another limiter's or another identifier's is refused (`ERR_TOLLGATE_ARGUMENT`). Without
+   * `spent` it gives back `cost` units as told: a tool for trusted code, which could hand a client any quota.
+   * Rejects (`ERR_TOLLGATE_STORE`) when the store could not apply it.
    */
   refund(identifier: string, options?: RefundOptions): Promise<void>;
   /**
@@ -120,8 +124,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // Last, so that only a limiter that is really created counts.
   if (options.scope === undefined) warnOnSharedDefaultScope(store, scope, policies);
 
-  /** Identifiers' waiters in this process, woken when a slot of theirs is released here. */
-  const waiters = new Map<string, Set<() => void>>();
+  // Policies the store cannot book ahead are waited for in line, per identifier, in this process.
+  const line = enforced.every((p) => p.reservable) ? undefined : new WaitLine();
   const ask = (
     identifier: string,
     action: StoreAction,
@@ -152,18 +156,36 @@ export function createLimiter(options: LimiterOptions): Limiter {
         `the store is unreachable; the ${action} was not applied`,
       );
   };
+  /** A refund checked against the spend it names; a refund the store did not apply may be asked for again. */
+  const refund = async (identifier: string, refundOptions: RefundOptions | undefined) => {
+    const { undo, ...asked }: RefundChange = refundOf(limiter, identifier, refundOptions, defaultCost);
+    try {
+      await change(identifier, 'refund', asked);
+    } catch (error) {
+      undo?.();
+      throw error;
+    }
+  };
   const release = async (identifier: string, lease: string) => {
     await change(identifier, 'refund', { units: 0, lease });
-    for (const wake of waiters.get(identifier) ?? []) wake();
+    line?.released(identifier);
   };
   const leaseFor = (action: StoreAction, cost: number) =>
     leases && action === 'consume' && cost > 0 ? leaseName() : '';
-  const settle = (identifier: string, lease: string, response: StoreResponse): Decision => {
+  const settle = (
+    identifier: string,
+    action: StoreAction,
+    cost: number,
+    lease: string,
+    response: StoreResponse,
+  ): Decision => {
     const decision = toDecision(enforced, response);
-    // A fail-open admission took no slot anywhere: there is nothing to release.
-    if (lease !== '' && decision.allowed && decision.degraded !== 'fail-open')
+    if (!decision.allowed || action !== 'consume') return decision;
+    // A fail-open admission took no slot anywhere: there is nothing to release, and nothing spent to refund.
+    const failed = isFailMode(decision.degraded);
+    if (lease !== '' && !failed)
       (decision as { release?: () => Promise<void> }).release = once(() => release(identifier, lease));
-    return decision;
+    return recordSpend(decision, limiter, identifier, failed ? 0 : cost);
   };
   const decide = async (
     identifier: string,
@@ -175,13 +197,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const lease = leaseFor(action, cost);
     const answer = ask(identifier, action, cost, lease, maxDelayMs);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
-    return settle(identifier, lease, isPromise(answer) ? await answer : answer);
+    return settle(identifier, action, cost, lease, isPromise(answer) ? await answer : answer);
   };
   /** A consume or a peek on a synchronous store, without a promise. */
   const decideNow = (identifier: string, action: 'consume' | 'peek', requested: number): Decision => {
     const cost = units(requested);
-    if (alone !== undefined)
-      return alone.decideAlone(scope, encodeIdentifier(identifier), sole, action, cost, answerAlone);
+    if (alone !== undefined) {
+      const decision = alone.decideAlone(
+        scope,
+        encodeIdentifier(identifier),
+        sole,
+        action,
+        cost,
+        answerAlone,
+      );
+      return decision.allowed && action === 'consume'
+        ? recordSpend(decision, limiter, identifier, cost)
+        : decision;
+    }
     const lease = leaseFor(action, cost);
     const answer = ask(identifier, action, cost, lease, 0);
     if (isPromise(answer))
@@ -189,7 +222,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         'ERR_TOLLGATE_STORE',
         'the store declares `synchronous` but answered with a promise',
       );
-    return settle(identifier, lease, answer);
+    return settle(identifier, action, cost, lease, answer);
   };
   /** A synchronous decision as `consume` and `peek` return it: a promise, and a throw as its rejection. */
   const promised = (identifier: string, action: 'consume' | 'peek', cost: number): Promise<Decision> => {
@@ -199,22 +232,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return Promise.reject(error);
     }
   };
-  const onRelease = (identifier: string, wake: () => void) => {
-    let wakes = waiters.get(identifier);
-    if (wakes === undefined) {
-      wakes = new Set();
-      waiters.set(identifier, wakes);
-    }
-    wakes.add(wake);
-    // Stryker disable next-line BlockStatement: a waker left behind is only memory; waking a settled wait is a no-op
-    return () => {
-      wakes.delete(wake);
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: the same, for an empty set left behind
-      if (wakes.size === 0) waiters.delete(identifier);
-    };
-  };
-
-  return {
+  const limiter: Limiter = {
     scope,
     policies,
     store,
@@ -232,11 +250,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     peek: synchronous
       ? (identifier, consumeOptions) => promised(identifier, 'peek', consumeOptions?.cost ?? defaultCost)
       : (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
-    refund: async (identifier, refundOptions) =>
-      change(identifier, 'refund', {
-        units: refundOptions?.cost ?? defaultCost,
-        ...spentBy(policies, refundOptions),
-      }),
+    refund,
     wait: async (identifier, waitOptions) => {
       const cost = waitOptions?.cost ?? defaultCost;
       return waitFor(
@@ -245,12 +259,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
           attempt: (maxDelayMs) => decide(identifier, 'consume', cost, maxDelayMs),
           giveBack: async (decision) => {
             await Promise.all([
-              change(identifier, 'refund', { units: cost, ...spentBy(policies, { spent: decision }) }),
+              refund(identifier, { spent: decision }),
               // Stryker disable next-line OptionalChaining: without a slot the refund is already sent when the call throws, and wait swallows it
               decision.release?.(),
             ]);
           },
-          onRelease: (wake) => onRelease(identifier, wake),
+          line,
+          identifier,
         },
         waitOptions,
       );
@@ -258,7 +273,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     block: async (identifier, ms) => {
       if (blockMs === undefined)
         throw configError('blockMs', 'must be set for block() (0 checks blocks without starting any)');
-      await change(identifier, 'block', { units: blockDuration('ms', ms, 1) });
+      await change(identifier, 'block', { units: requestedBlock(ms, store.retentionCap) });
     },
     unblock: async (identifier) => {
       if (blockMs === undefined)
@@ -270,6 +285,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       await store.reset(bucketKeys(scope, identifier, enforced));
     },
   };
+  return limiter;
 }
 
 function isPromise(response: StoreResponse | Promise<StoreResponse>): response is Promise<StoreResponse> {

@@ -9,10 +9,13 @@ import { isFailMode } from './stores/store.js';
 export interface RateLimitInfo {
   /** The binding policy's quota. */
   readonly limit: number;
-  /** Units of it in use, this request's included. */
-  readonly used: number;
-  /** Units left. */
-  readonly remaining: number;
+  /**
+   * Units of it in use, this request's included; undefined when a fail mode decided (the store could not be
+   * reached, so nothing is known of the client's use).
+   */
+  readonly used: number | undefined;
+  /** Units left; undefined when a fail mode decided, as for `used`. */
+  readonly remaining: number | undefined;
   /** When the binding policy is back at rest; undefined when it never will or the store could not say. */
   readonly resetTime: Date | undefined;
   /** The identity the request was counted under. */
@@ -24,8 +27,8 @@ export function rateLimitInfo(decision: Decision, key: string): RateLimitInfo {
   const known = !isFailMode(decision.degraded);
   return {
     limit: decision.limit,
-    used: decision.limit - decision.remaining,
-    remaining: decision.remaining,
+    used: known ? decision.limit - decision.remaining : undefined,
+    remaining: known ? decision.remaining : undefined,
     resetTime: known && decision.resetMs >= 0 ? new Date(decision.nowMs + decision.resetMs) : undefined,
     key,
     decision,

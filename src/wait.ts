@@ -1,18 +1,29 @@
-// limiter.wait(): ask, and when denied sleep until the retry time (or the booked instant), within a deadline.
+// limiter.wait(): booked in the store's own line, or first in this process's line, asking again as capacity returns.
 import type { Decision } from './decision.js';
 import { TollgateError } from './errors.js';
+import { sleep } from './sleep.js';
+import { MAX_SPAN } from './validate.js';
+import { type Place, type WaitLine, waitTimeout } from './wait-line.js';
 
 export interface WaitOptions {
   /** Units to spend. Default: the limiter's cost. */
   readonly cost?: number;
   /** Aborting it rejects the wait at once with the signal's reason. */
   readonly signal?: AbortSignal;
-  /** Give up as soon as it is clear the request cannot pass within this many ms. Default: no limit. */
+  /**
+   * Give up as soon as it is clear the request cannot pass within this many ms, and when they have passed.
+   * Default: about 24.8 days.
+   */
   readonly maxWaitMs?: number;
 }
 
-/** The longest delay Node's timers honour: the default deadline, and the longest single sleep. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The default deadline, as it always was: the longest delay one Node timer honours. */
+const DEFAULT_MAX_WAIT_MS = 2 ** 31 - 1;
+/**
+ * How often the first in line asks again while a concurrency limit is full and no slot is released in this
+ * process: a slot released by another process is taken within about this long.
+ */
+const RELEASE_POLL_MS = 100;
 
 /** How a limiter takes part in a wait. */
 export interface Waiting {
@@ -20,71 +31,94 @@ export interface Waiting {
   attempt(maxDelayMs: number): Promise<Decision>;
   /** Gives back an admission the caller no longer wants (its units, as that decision spent them, and its slot). */
   giveBack(decision: Decision): Promise<void>;
-  /** Calls `wake` when a slot of this identifier is released in this process; returns the unsubscribe. */
-  onRelease(wake: () => void): () => void;
+  /**
+   * The identifier's line in this process, when a policy cannot be booked ahead (a window, a concurrency limit);
+   * undefined when the store books every policy itself, in order (token buckets, a lockout).
+   */
+  readonly line: WaitLine | undefined;
+  readonly identifier: string;
 }
 
 export async function waitFor(waiting: Waiting, options: WaitOptions = {}): Promise<Decision> {
   const { signal } = options;
-  const maxWaitMs = options.maxWaitMs ?? MAX_TIMER_MS;
-  if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0) {
+  const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs >= MAX_SPAN) {
     throw new TollgateError(
       'ERR_TOLLGATE_ARGUMENT',
-      `\`maxWaitMs\` must be a non-negative integer (received ${maxWaitMs})`,
+      `\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`,
     );
   }
   const deadline = Date.now() + maxWaitMs;
-  for (;;) {
-    signal?.throwIfAborted();
-    const left = Math.max(0, deadline - Date.now());
-    const decision = await waiting.attempt(left);
-    if (decision.allowed) {
-      // A booked place is kept even when the caller leaves: giving it back could let a later caller go at the
-      // instant someone already in line goes.
-      if (decision.delayMs !== undefined) await sleep(decision.delayMs, signal);
-      else if (signal?.aborted) {
-        await waiting.giveBack(decision).catch(() => undefined);
-        signal.throwIfAborted();
-      }
-      return decision;
-    }
-    const retry = decision.retryAfterMs;
-    if (retry === undefined || retry > left) throw tooLong(maxWaitMs, retry);
-    // A concurrency slot freed here is worth asking again for at once; one freed elsewhere is found at `retry`.
-    await sleep(retry, signal, waiting.onRelease);
+  const { line } = waiting;
+  if (line === undefined) return asking(waiting, undefined, deadline, maxWaitMs, signal);
+  const place = line.join(waiting.identifier);
+  try {
+    await place.turn(deadline, maxWaitMs, signal);
+    return await asking(waiting, place, deadline, maxWaitMs, signal);
+  } finally {
+    place.leave();
   }
 }
 
-function tooLong(maxWaitMs: number, retry: number | undefined): TollgateError {
-  const why =
-    retry === undefined ? 'it can never pass at this cost' : `the earliest it could pass is in ${retry} ms`;
-  return new TollgateError(
-    'ERR_TOLLGATE_WAIT_TIMEOUT',
-    `the request cannot pass within \`maxWaitMs\` (${maxWaitMs} ms): ${why}`,
-  );
+/** Asks until admitted, sleeping between asks: to the retry time, or until a slot is released. */
+async function asking(
+  waiting: Waiting,
+  place: Place | undefined,
+  deadline: number,
+  maxWaitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Decision> {
+  for (;;) {
+    signal?.throwIfAborted();
+    const left = Math.max(0, deadline - Date.now());
+    place?.asking();
+    const decision = await waiting.attempt(left);
+    if (decision.allowed) return admitted(waiting, decision, signal);
+    const { exactMs, released } = earliest(decision);
+    if (exactMs < 0) throw waitTimeout(maxWaitMs, 'it can never pass at this cost');
+    if (exactMs > left || (released && left === 0))
+      throw waitTimeout(
+        maxWaitMs,
+        exactMs > left ? `the earliest it could pass is in ${exactMs} ms` : 'no slot was released in time',
+      );
+    place?.notBefore(Date.now() + exactMs);
+    // A full concurrency limit frees a slot at any moment: ask on a release here, or soon, for one elsewhere.
+    if (released && exactMs === 0)
+      await (place?.nap(Math.min(left, RELEASE_POLL_MS), true, signal) ??
+        sleep(Math.min(left, RELEASE_POLL_MS), signal));
+    else await sleep(exactMs, signal);
+  }
 }
 
-/** Resolves after `ms` (or on a wake-up), rejects with the signal's reason as soon as it aborts. */
-function sleep(
-  ms: number,
+/** An admission: a booked place is kept even when the caller leaves; an immediate one left behind is given back. */
+async function admitted(
+  waiting: Waiting,
+  decision: Decision,
   signal: AbortSignal | undefined,
-  onWake?: (wake: () => void) => () => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // An abort while the store was deciding: a listener added now would never hear it.
-    signal?.throwIfAborted();
-    const settle = (outcome: () => void) => () => {
-      clearTimeout(timer);
-      // Stryker disable next-line StringLiteral: a listener left behind is only memory; it settles a settled promise
-      signal?.removeEventListener('abort', onAbort);
-      unsubscribe?.();
-      outcome();
-    };
-    // Stryker disable next-line OptionalChaining: only the signal calls it
-    const onAbort = settle(() => reject(signal?.reason));
-    const timer = setTimeout(settle(resolve), Math.min(ms, MAX_TIMER_MS));
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: settling removes it anyway
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const unsubscribe = onWake?.(settle(resolve));
-  });
+): Promise<Decision> {
+  // Giving a booked place back could let a later caller go at the instant someone already in line goes.
+  if (decision.delayMs !== undefined) await sleep(decision.delayMs, signal);
+  else if (signal?.aborted) {
+    await waiting.giveBack(decision).catch(() => undefined);
+    signal.throwIfAborted();
+  }
+  return decision;
+}
+
+/**
+ * When a denied request could pass: `exactMs` is the wait that no release shortens (-1 when no wait helps), and
+ * `released` says a full concurrency limit is among the reasons, which a release may cure at any moment.
+ */
+function earliest(decision: Decision): { exactMs: number; released: boolean } {
+  // A block ends when it ends, whatever is released meanwhile.
+  if (decision.blocked) return { exactMs: decision.retryAfterMs ?? -1, released: false };
+  let exactMs = 0;
+  let released = false;
+  for (const { allowed, retryAfterMs, policy } of decision.policies) {
+    if (allowed) continue;
+    if (retryAfterMs < 0) return { exactMs: -1, released };
+    if (policy.retryHintMs !== undefined) released = true;
+    else exactMs = Math.max(exactMs, retryAfterMs);
+  }
+  return { exactMs, released };
 }

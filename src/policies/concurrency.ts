@@ -20,6 +20,11 @@ export interface ConcurrencyOptions extends PolicyNameOption {
    * freed after this. Make it longer than your slowest request.
    */
   readonly leaseMs: Duration;
+  /**
+   * The retry a denial advises (`Retry-After`), at most: a slot frees as soon as any holder's request ends, so the
+   * last lease's expiry would send clients away for far longer than needed. Default 1 second.
+   */
+  readonly retryAfterMs?: Duration;
 }
 
 /** The slots held: `[lease, expiresAt]` pairs, each lease the holder's name and its expiry in epoch ms. */
@@ -30,8 +35,9 @@ const MAX_HOLDERS = 10_000;
 
 /**
  * A request of any positive cost takes one slot under its lease (a cost of 0 takes none, as a peek); the slot is
- * freed by a refund naming the lease (`decision.release()`), or when the lease expires on the store's clock. A
- * denial's retry time is when enough leases expire at the latest: a release frees a slot sooner.
+ * freed by a refund naming the lease (`decision.release()`), or when the lease expires on the store's clock. The
+ * state's retry time is when enough leases expire, at the latest; a release frees a slot sooner, so a decision
+ * advises `retryAfterMs` when that comes first.
  */
 export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyState> {
   if (typeof options !== 'object' || options === null)
@@ -40,6 +46,9 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
   if (max > MAX_HOLDERS) throw configError('max', `must be at most ${MAX_HOLDERS}`, max);
   const leaseMs = parseDuration('leaseMs', options.leaseMs);
   if (leaseMs >= MAX_SPAN) throw configError('leaseMs', 'must be below 2^51 ms', leaseMs);
+  const retryAfterMs = parseDuration('retryAfterMs', options.retryAfterMs ?? 1000);
+  if (retryAfterMs < 1 || retryAfterMs >= MAX_SPAN)
+    throw configError('retryAfterMs', 'must be at least 1 ms and below 2^51 ms', retryAfterMs);
   const name = policyName(options, 'concurrency');
   return {
     kind: 'concurrency',
@@ -48,6 +57,7 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
     windowMs: 0,
     retentionMs: leaseMs,
     reservable: false,
+    retryHintMs: retryAfterMs,
     args: [max, leaseMs],
     // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
     evaluate: (state, nowMs, cost, lease = '') => transition(max, leaseMs, state ?? [], nowMs, cost, lease),
@@ -55,7 +65,7 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
     refund: (state, nowMs, _cost, lease) => release(state ?? [], nowMs, lease),
     // A lease is held until it expires: the state holds one until the last does.
     heldMs: (state, nowMs) => restMs(state, nowMs),
-    scale: (share) => concurrency({ name, max: scaledQuota(max, share), leaseMs }),
+    scale: (share) => concurrency({ name, max: scaledQuota(max, share), leaseMs, retryAfterMs }),
   };
 }
 

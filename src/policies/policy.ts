@@ -59,6 +59,12 @@ export interface Policy<S = unknown> {
    * reservation, for `wait`): a token bucket's is a time, while a window's count would open a window early.
    */
   readonly reservable: boolean;
+  /**
+   * Only a policy whose capacity comes back whenever a holder lets go, at any moment, has one (a concurrency limit,
+   * whose slot is released when its request ends): its denial advises a retry after at most this long, rather than
+   * when the last lease expires, and a waiter asks again on every release instead of sleeping until then.
+   */
+  readonly retryHintMs?: number;
   /** `lease` names the holder of a concurrency slot taken by this request ('' or absent: none). */
   evaluate(state: S | undefined, nowMs: number, cost: number, lease?: string): Transition<S>;
   /**

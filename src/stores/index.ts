@@ -16,6 +16,7 @@ export {
   degradedResponse,
   type EvictionState,
   isStore,
+  type RetentionCap,
   type Store,
   type StoreBreaker,
   type StoreErrorKind,

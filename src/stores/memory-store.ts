@@ -7,7 +7,7 @@ import { BucketSlots, tooFewBuckets } from './bucket-pool.js';
 import { EvictionQueue } from './eviction-queue.js';
 import { type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
 import { checkRetentionCap, keptUntil } from './retention.js';
-import type { EvictionState, Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
+import type { EvictionState, RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
 import { TableNumbers } from './table-numbers.js';
 
 export type { MemoryStoreOptions } from './memory-store-options.js';
@@ -40,6 +40,7 @@ export class MemoryStore implements Store {
   readonly #queue: EvictionQueue;
   readonly #maxBuckets: number;
   readonly #inactiveAfterMs: number | undefined;
+  readonly retentionCap?: RetentionCap;
   readonly #clock: () => number;
   readonly #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -52,6 +53,8 @@ export class MemoryStore implements Store {
       this.#slots.heldUntil(slot, this.#tables.policy(this.#slots.tableOf(slot)), nowMs);
     this.#queue = new EvictionQueue(this.#slots, holdEnd, this.#maxBuckets);
     this.#inactiveAfterMs = settings.inactiveAfterMs;
+    if (settings.inactiveAfterMs !== undefined)
+      this.retentionCap = { option: 'inactiveAfterMs', ms: settings.inactiveAfterMs };
     this.#clock = settings.clock;
     if (settings.cleanupIntervalMs !== undefined) {
       this.#timer = setInterval(() => this.sweep(), settings.cleanupIntervalMs);

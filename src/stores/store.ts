@@ -60,6 +60,11 @@ export interface Store {
    * store's own bounds (a retention cap, a size bound) cannot hold these policies exactly.
    */
   checkPolicies?(policies: readonly AnyPolicy[]): void;
+  /**
+   * How long at most the store keeps a bucket after its last write, and the option that says so; absent when it
+   * keeps every bucket until it is at rest. A limiter's `block()` longer than this is refused: it would end early.
+   */
+  readonly retentionCap?: RetentionCap;
   /** Forgets the given bucket keys (as `bucketKey` builds them and `keys()` lists them). */
   reset(keys: readonly string[]): void | Promise<void>;
   /** Every key the store holds (without any prefix), for admin tooling; across all nodes of a cluster. */
@@ -68,6 +73,12 @@ export interface Store {
   close?(): void | Promise<void>;
   /** What the store knows of its own health, for metrics: read when they are collected, never per decision. */
   stats?(): StoreStats;
+}
+
+/** A store's cap on how long it keeps a bucket, and the option that sets it. */
+export interface RetentionCap {
+  readonly option: string;
+  readonly ms: number;
 }
 
 /**

@@ -147,12 +147,12 @@ export function limiters(
 }
 
 /**
- * Per client: the memory engine's last decision, its admissions (which its refunds name as their spend: both
- * engines' limiters share the policies, so either takes the other's decision), and the slots held.
+ * Per client: the memory engine's last decision, its admissions not refunded yet (both engines' decisions, and
+ * the cost each spent: a refund names each engine's own, as a limiter takes no other's), and the slots held.
  */
 interface Seen {
   last?: Decision;
-  admitted: Decision[];
+  admitted: { readonly pair: [Decision, Decision]; readonly cost: number }[];
   /** Each admission holding a concurrency slot: both engines' decisions, to release together. */
   held: [Decision, Decision][];
 }
@@ -172,7 +172,9 @@ function nextNow(
   if (aim === 'retry' && result !== undefined && result.retryAfterMs > 0)
     target = (seen.last?.nowMs ?? now) + result.retryAfterMs;
   if (aim === 'expiry' && seen.admitted.length > 0)
-    target = (seen.admitted[pick % seen.admitted.length] as Decision).nowMs + policy.windowMs;
+    target =
+      (seen.admitted[pick % seen.admitted.length] as Seen['admitted'][number]).pair[0].nowMs +
+      policy.windowMs;
   // An instant long past would only be a clock far out of step: that has its random steps.
   return target !== undefined && target + off >= now - 2_000 ? target + off : now + dt;
 }
@@ -212,7 +214,7 @@ export async function replay(
     if (pair === undefined) continue;
     client.last = m;
     if (m.allowed && s.op !== 'peek' && s.cost > 0) {
-      client.admitted.push(m);
+      client.admitted.push({ pair, cost: s.cost });
       if (m.release !== undefined) client.held.push(pair);
     }
   }
@@ -235,17 +237,23 @@ async function play(
     case 'book':
       return [await book(memory, trace, s), await book(remote, trace, s)];
     case 'refund': {
-      // Named by an earlier admission, as the gate and wait name theirs, now and then by its instant alone (a busy
-      // bucket then owes less), or by none.
-      const spent = client.admitted[s.pick % Math.max(1, client.admitted.length)];
-      const refund =
-        spent === undefined || s.pick % 4 === 0
-          ? options
-          : s.pick % 4 === 1
-            ? { ...options, spentAtMs: spent.nowMs }
-            : { ...options, spent };
-      await memory.refund(s.id, refund);
-      await remote.refund(s.id, refund);
+      // Named by an earlier admission, as the gate and wait name theirs (once, for at most what it spent), now and
+      // then by its instant alone (a busy bucket then owes less), or by none.
+      const at = s.pick % Math.max(1, client.admitted.length);
+      const spent = client.admitted[at];
+      if (spent === undefined || s.pick % 4 === 0) {
+        await memory.refund(s.id, options);
+        await remote.refund(s.id, options);
+      } else if (s.pick % 4 === 1) {
+        const refund = { ...options, spentAtMs: spent.pair[0].nowMs };
+        await memory.refund(s.id, refund);
+        await remote.refund(s.id, refund);
+      } else {
+        client.admitted.splice(at, 1);
+        const cost = Math.min(s.cost, spent.cost);
+        await memory.refund(s.id, { cost, spent: spent.pair[0] });
+        await remote.refund(s.id, { cost, spent: spent.pair[1] });
+      }
       return undefined;
     }
     case 'release': {

@@ -94,10 +94,14 @@ export function shapingContract(store: () => Promise<Store>, clock: TestClock): 
         resetMs: 2000,
         retryAfterMs: undefined,
       });
-      // Refunded again once the refill has given it back, it gives nothing.
-      clock.now += 3000;
+      // Given back once: asked again, it is refused, and gives nothing more.
+      await assert.rejects(l.refund('busy', { spent }), { code: 'ERR_TOLLGATE_ARGUMENT' });
+      assert.equal((await l.peek('busy', { cost: 0 })).remaining, 3);
+      // A spend refunded once the refill has given it back gives nothing.
+      const again = await l.consume('busy');
+      clock.now += 6000;
       await l.consume('busy', { cost: 4 });
-      await l.refund('busy', { spent });
+      await l.refund('busy', { spent: again });
       assert.equal((await l.peek('busy', { cost: 0 })).remaining, 1);
     });
 
@@ -137,7 +141,7 @@ export function shapingContract(store: () => Promise<Store>, clock: TestClock): 
       const denied = await l.consume('c');
       assert.equal(denied.allowed, false);
       assert.equal(denied.release, undefined, 'a denial holds nothing to release');
-      assert.equal(denied.retryAfterMs, 30_000, 'at the latest when the oldest lease expires');
+      assert.equal(denied.retryAfterMs, 1000, 'the retry hint: a slot frees when any request ends');
       await a.release?.();
       await a.release?.();
       const c = await l.consume('c');

@@ -28,6 +28,8 @@ import '../policies/policy-options.test.js';
 import '../policies/limiter-options.test.js';
 import '../policies/limiter-shaping.test.js';
 import '../policies/wait.test.js';
+import '../policies/wait-line.test.js';
+import '../policies/refund-provenance.test.js';
 import '../stores/memory-store.test.js';
 import '../stores/store-stats.test.js';
 import '../stores/bucket-pool.test.js';

@@ -165,15 +165,8 @@ describe('refund()', () => {
     assert.deepEqual([sent.spentAtMs, sent.spentResetMs], [spent.nowMs, [2000, 1000]]);
     const refused = [
       [{ spent, spentAtMs: spent.nowMs }, '`spent` and `spentAtMs` cannot be combined'],
-      [{ spent: { ...spent, allowed: false } }, 'an admission'],
-      [{ spent: { ...spent, policies: spent.policies.slice(0, 1) } }, 'an admission'],
-      [{ spent: { ...spent, policies: [...spent.policies, ...spent.policies] } }, 'an admission'],
-      [
-        { spent: { ...spent, policies: [...spent.policies.slice(0, 1), ...another.policies] } },
-        'an admission',
-      ],
-      [{ spent: another }, 'an admission'],
-      [{ spent: { ...spent, nowMs: 1.5 } }, '`spentAtMs` must be a whole number'],
+      [{ spent: { ...spent } }, 'an admission this limiter returned'],
+      [{ spent: another }, 'an admission this limiter returned'],
     ] as const;
     for (const [options, message] of refused)
       await assert.rejects(limiter.refund('r', options), (error: TollgateError) => {

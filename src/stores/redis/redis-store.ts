@@ -2,7 +2,7 @@
 import { bucketKey, memberOf } from '../../key.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { checkRetentionCap } from '../retention.js';
-import type { Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
+import type { RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
 import { Batcher, type Pending } from './batch.js';
 import { Connection } from './connection.js';
 import { DegradedPath } from './degraded-path.js';
@@ -29,6 +29,7 @@ export class RedisStore implements Store {
   readonly metrics: RedisStoreMetrics = zeroMetrics();
   readonly failOpen: boolean;
   readonly keyPrefix: string;
+  readonly retentionCap?: RetentionCap;
   readonly #settings: RedisStoreSettings;
   readonly #connection: Connection;
   readonly #breakers: NodeBreakers;
@@ -41,6 +42,8 @@ export class RedisStore implements Store {
     this.#settings = settings;
     this.keyPrefix = settings.keyPrefix;
     this.failOpen = settings.failOpen;
+    if (settings.maxTtlSeconds !== undefined)
+      this.retentionCap = { option: 'maxTtlSeconds', ms: settings.maxTtlSeconds * 1000 };
     // With an injected clock the cache must age on the same clock as the decisions it remembers.
     this.#denials =
       settings.localDenyCache === 0 ? undefined : new DenyCache(settings.localDenyCache, settings.clock);
@@ -194,7 +197,7 @@ function retryAfter(policies: readonly AnyPolicy[], response: StoreResponse): nu
   for (let i = 0; i < response.results.length; i++) {
     const { allowed, retryAfterMs } = response.results[i] as PolicyResult;
     if (allowed) continue;
-    if ((policies[i] as AnyPolicy).kind === 'concurrency') return 0;
+    if ((policies[i] as AnyPolicy).retryHintMs !== undefined) return 0;
     if (retryAfterMs < 0) return -1;
     wait = Math.max(wait, retryAfterMs);
   }

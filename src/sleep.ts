@@ -1,0 +1,27 @@
+// A sleep of any length that an AbortSignal ends: a Node timer holds at most 2^31 - 1 ms, so longer sleeps chain them.
+/** The longest delay one Node timer honours (about 24.8 days): a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts (at once when it already has). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    let left = ms;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const arm = () => {
+      const chunk = Math.min(left, MAX_TIMER_MS);
+      left -= chunk;
+      timer = setTimeout(left > 0 ? arm : done, chunk);
+    };
+    const done = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    arm();
+  });
+}

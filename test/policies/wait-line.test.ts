@@ -1,0 +1,202 @@
+// limiter.wait() in line: concurrency waits that last until a slot frees, one store call per admission or so for a
+// thousand waiters, no caller overtaken, deadlines known early, and sleeps past the longest Node timer.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import {
+  type ConcurrencyOptions,
+  concurrency,
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  type Limiter,
+  MemoryStore,
+  type Store,
+  tokenBucket,
+} from '../../src/index.js';
+
+/** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 6; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Moves the mocked time forward in steps, settling promises after each. */
+async function advance(ms: number, step = 10): Promise<void> {
+  await settle();
+  for (let moved = 0; moved < ms; moved += step) {
+    mock.timers.tick(Math.min(step, ms - moved));
+    await settle();
+  }
+}
+
+/** A MemoryStore on the mocked clock that counts its evaluations. */
+function countingStore(): { store: Store; calls: () => number } {
+  const inner = new MemoryStore({ autoCleanup: false });
+  let calls = 0;
+  return {
+    calls: () => calls,
+    store: {
+      evaluate: (request) => {
+        calls++;
+        return inner.evaluate(request);
+      },
+      reset: (keys) => inner.reset(keys),
+    },
+  };
+}
+
+/** Two limiters of one scope on one store: what two processes sharing a store are to each other. */
+function twoInstances(policy: () => Parameters<typeof createLimiter>[0]['policy'], store: Store) {
+  const make = () => createLimiter({ policy: policy(), store, scope: 'line' });
+  return [make(), make()] as const;
+}
+
+describe('limiter.wait in line', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+  afterEach(() => mock.timers.reset());
+
+  it('on a concurrency limit, waits for a slot however long the lease, within maxWaitMs', async () => {
+    const { store } = countingStore();
+    const [here, elsewhere] = twoInstances(() => concurrency({ max: 1, leaseMs: 30_000 }), store);
+    const holder = await elsewhere.consume('api');
+    const admitted: number[] = [];
+    const started = Date.now();
+    void here.wait('api', { maxWaitMs: 1000 }).then(() => admitted.push(Date.now() - started));
+    await advance(300);
+    assert.deepEqual(admitted, [], 'still waiting, not refused for a lease of 30 s');
+    await holder.release?.();
+    await advance(200);
+    const [at] = admitted;
+    assert.ok(at !== undefined && at <= 300 + 100, `taken ${at} ms after the start`);
+  });
+
+  it('on a concurrency limit, gives up when no slot frees within maxWaitMs', async () => {
+    const [limiter] = twoInstances(() => concurrency({ max: 1, leaseMs: 30_000 }), new MemoryStore());
+    await limiter.consume('api');
+    const outcome: unknown[] = [];
+    limiter.wait('api', { maxWaitMs: 1000 }).catch((error) => outcome.push(error));
+    await advance(990);
+    assert.deepEqual(outcome, []);
+    await advance(20);
+    assert.match(String(outcome[0]), /within `maxWaitMs` \(1000 ms\): no slot was released in time/);
+  });
+
+  it('a thousand waiters: about two store calls per admission, each admitted in the order it came', async () => {
+    const { store, calls } = countingStore();
+    const limiter = createLimiter({ policy: concurrency({ max: 2, leaseMs: 60_000 }), store });
+    const order: number[] = [];
+    const work = (decision: Decision, i: number) => {
+      order.push(i);
+      setTimeout(() => void decision.release?.(), 30);
+    };
+    const waits = Array.from({ length: 1000 }, (_, i) => limiter.wait('api').then((d) => work(d, i)));
+    await advance(1000 * 15 + 100);
+    await Promise.all(waits);
+    assert.deepEqual(
+      order,
+      [...order].sort((a, b) => a - b),
+      'nobody overtaken',
+    );
+    // Store calls of the waits alone: each release is one more.
+    const perAdmission = (calls() - 1000) / 1000;
+    assert.ok(perAdmission <= 3, `${perAdmission} store calls per admission`);
+  });
+
+  it('a window admits its waiters in the order they came, however many are denied on the way', async () => {
+    const limiter = createLimiter({
+      policy: fixedWindow({ limit: 3, windowMs: 1000 }),
+      store: new MemoryStore(),
+    });
+    const order: number[] = [];
+    const waits = Array.from({ length: 30 }, (_, i) => limiter.wait('api').then(() => order.push(i)));
+    await advance(10_000, 50);
+    await Promise.all(waits);
+    assert.deepEqual(
+      order,
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+  });
+
+  it('a later caller does not overtake one waiting for more room', async () => {
+    const limiter = createLimiter({
+      policy: fixedWindow({ limit: 3, windowMs: 1000 }),
+      store: new MemoryStore(),
+    });
+    await limiter.consume('api', { cost: 2 });
+    const order: string[] = [];
+    const big = limiter.wait('api', { cost: 3 }).then(() => order.push('cost 3, first'));
+    await settle();
+    const small = limiter.wait('api', { cost: 1 }).then(() => order.push('cost 1, later'));
+    // The first takes the next window whole; the later one, the one after.
+    await advance(2000);
+    await Promise.all([big, small]);
+    assert.deepEqual(order, ['cost 3, first', 'cost 1, later']);
+  });
+
+  it('a caller in line gives up at once when the first learns nobody passes before its deadline', async () => {
+    const { store, calls } = countingStore();
+    const limiter = createLimiter({ policy: fixedWindow({ limit: 1, windowMs: 10_000 }), store });
+    await limiter.consume('api');
+    const outcomes: unknown[] = [];
+    void limiter.wait('api').then(() => outcomes.push('first'));
+    limiter.wait('api', { maxWaitMs: 5000 }).catch((error) => outcomes.push(error));
+    await settle();
+    assert.match(String(outcomes[0]), /the earliest it could pass is in 10000 ms/);
+    assert.equal(calls(), 2, 'the one in line never asked');
+  });
+
+  it('a caller in line gives up at its deadline, and on an abort, without asking', async () => {
+    const { store, calls } = countingStore();
+    const limiter = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store });
+    await limiter.consume('api');
+    const outcomes: unknown[] = [];
+    void limiter.wait('api').catch(() => undefined);
+    limiter.wait('api', { maxWaitMs: 250 }).catch((error) => outcomes.push(error));
+    const controller = new AbortController();
+    limiter.wait('api', { signal: controller.signal }).catch((error) => outcomes.push(error));
+    await settle();
+    const asked = calls();
+    controller.abort(new Error('left the line'));
+    await advance(260);
+    assert.match(String(outcomes[0]), /left the line/);
+    assert.match(String(outcomes[1]), /earlier callers were still waiting/);
+    assert.equal(calls() - asked, 2, 'only the first in line asked again (its polls at 100 and 200 ms)');
+  });
+
+  it('a concurrency denial advises a short retry, not the lease; the lease when it ends sooner', async () => {
+    const store = new MemoryStore();
+    const advised = async (limiter: Limiter) => {
+      await limiter.consume('api');
+      return (await limiter.consume('api')).retryAfterMs;
+    };
+    const lease = (options: Pick<ConcurrencyOptions, 'leaseMs' | 'retryAfterMs'>) =>
+      createLimiter({ policy: concurrency({ max: 1, ...options }), store });
+    assert.equal(await advised(lease({ leaseMs: 120_000 })), 1000);
+    assert.equal(await advised(lease({ leaseMs: 120_000, retryAfterMs: '5s' })), 5000);
+    assert.equal(await advised(lease({ leaseMs: 400 })), 400);
+  });
+
+  it('sleeps to a booked instant beyond the longest Node timer (24.8 days)', async () => {
+    const day = 86_400_000;
+    const limiter = createLimiter({
+      policy: tokenBucket({ capacity: 1, refillPerSecond: 1 / (30 * 86_400) }),
+      store: new MemoryStore(),
+    });
+    await limiter.consume('api');
+    let admittedAt: number | undefined;
+    const started = Date.now();
+    void limiter.wait('api', { maxWaitMs: 40 * day }).then(() => {
+      admittedAt = Date.now() - started;
+    });
+    await settle();
+    const longestTimer = 2 ** 31 - 1;
+    mock.timers.tick(longestTimer);
+    await settle();
+    assert.equal(admittedAt, undefined, 'not woken when the first timer, of 24.8 days, fired');
+    mock.timers.tick(30 * day - longestTimer - 1);
+    await settle();
+    assert.equal(admittedAt, undefined);
+    mock.timers.tick(1);
+    await settle();
+    assert.equal(admittedAt, 30 * day, 'woken at the booked instant');
+  });
+});
