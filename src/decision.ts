@@ -1,6 +1,6 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
 import { lockedOut } from './policies/lockout.js';
-import type { AnyPolicy, PolicyResult } from './policies/policy.js';
+import { type AnyPolicy, advised, type PolicyResult } from './policies/policy.js';
 import { type DegradedMode, isFailMode, type StoreResponse } from './stores/store.js';
 
 export interface PolicyDecision extends PolicyResult {
@@ -61,8 +61,8 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
   let binding: PolicyDecision | undefined;
   for (let i = 0; i < results.length; i++) {
     const policy = policies[i] as AnyPolicy;
-    const advised = hinted(results[i] as PolicyResult, policy);
-    const result = blockMs === undefined ? advised : lockedOut(advised, blockMs);
+    const told = advised(results[i] as PolicyResult, policy);
+    const result = blockMs === undefined ? told : lockedOut(told, blockMs);
     const candidate = policyDecision(result, policy);
     decisions.push(candidate);
     if (
@@ -84,25 +84,10 @@ export function toDecision(policies: readonly AnyPolicy[], response: StoreRespon
  * order): the memory store's synchronous path, which builds no store response, calls it.
  */
 export function soleDecision(policy: AnyPolicy, result: PolicyResult, nowMs: number): Decision {
-  const only = policyDecision(hinted(result, policy), policy);
+  const only = policyDecision(advised(result, policy), policy);
   const decision = bound(result.allowed, only, nowMs, [only]);
   if (!result.allowed) retryAfter(decision, only);
   return decision;
-}
-
-/**
- * A denial as the policy advises it: a concurrency limit's state knows only when its leases expire, while a slot
- * frees whenever a request ends, so its retry is told at most its hint. The same for both engines, which return
- * the state's own figure.
- */
-function hinted(result: PolicyResult, { retryHintMs }: AnyPolicy): PolicyResult {
-  if (retryHintMs === undefined || result.retryAfterMs <= retryHintMs) return result;
-  return {
-    allowed: result.allowed,
-    remaining: result.remaining,
-    resetMs: result.resetMs,
-    retryAfterMs: retryHintMs,
-  };
 }
 
 function policyDecision(result: PolicyResult, policy: AnyPolicy): PolicyDecision {

@@ -121,6 +121,21 @@ export function policyName(options: PolicyNameOption, kind: PolicyKind): string 
   return name;
 }
 
+/**
+ * A result as its policy advises the client: a concurrency limit's state knows only when its leases expire, while a
+ * slot frees whenever a request ends, so its denial's retry is told at most its `retryHintMs`. Both engines return
+ * the state's own figure; the limiter and the simulation tell this one.
+ */
+export function advised(result: PolicyResult, { retryHintMs }: Policy): PolicyResult {
+  if (retryHintMs === undefined || result.retryAfterMs <= retryHintMs) return result;
+  return {
+    allowed: result.allowed,
+    remaining: result.remaining,
+    resetMs: result.resetMs,
+    retryAfterMs: retryHintMs,
+  };
+}
+
 /** A quota times a share, rounded down but never from some to none. */
 export function scaledQuota(quota: number, share: number): number {
   return quota === 0 ? 0 : Math.max(1, Math.floor(quota * share));

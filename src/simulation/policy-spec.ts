@@ -24,7 +24,7 @@ const KEYS: Readonly<Record<SpecKind, readonly string[]>> = {
   'fixed-window': ['kind', 'name', 'limit', 'windowMs'],
   'sliding-window': ['kind', 'name', 'limit', 'windowMs'],
   'sliding-window-counter': ['kind', 'name', 'limit', 'windowMs'],
-  concurrency: ['kind', 'name', 'max', 'leaseMs'],
+  concurrency: ['kind', 'name', 'max', 'leaseMs', 'retryAfterMs'],
 };
 
 /** Builds a policy from its JSON description with the library's own factory, so its errors are the factory's. */

@@ -1,7 +1,7 @@
 // One simulated limiter over the arrivals: its policy and lockout through evaluatePolicies, as a store evaluates them.
 import { type Evaluation, evaluatePolicies, type Operation } from '../policies/evaluate.js';
 import { lockedOut, lockout } from '../policies/lockout.js';
-import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
+import { type AnyPolicy, advised, type PolicyResult } from '../policies/policy.js';
 import type { SimulatedLimiter } from './limiter-spec.js';
 import type { Scenario } from './scenario.js';
 import type { Release, TimelineEntry } from './summary.js';
@@ -93,7 +93,7 @@ export function runLimiter(
     const lease = leased ? leaseOf(i) : '';
     const { allowed, results, writes } = step(timeMs, { action: 'consume', cost, lease });
     admitted[i] = allowed;
-    const own = results[0] as PolicyResult;
+    const own = advised(results[0] as PolicyResult, policy);
     const block = results[1];
     const level = levelOf(own);
     if (allowed) {

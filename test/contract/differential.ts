@@ -152,7 +152,8 @@ export function limiters(
  */
 interface Seen {
   last?: Decision;
-  admitted: { readonly pair: [Decision, Decision]; readonly cost: number }[];
+  /** `named`: made by the limiter, so a refund may name it (a booking goes to the store straight). */
+  admitted: { readonly pair: [Decision, Decision]; readonly cost: number; readonly named: boolean }[];
   /** Each admission holding a concurrency slot: both engines' decisions, to release together. */
   held: [Decision, Decision][];
 }
@@ -214,7 +215,7 @@ export async function replay(
     if (pair === undefined) continue;
     client.last = m;
     if (m.allowed && s.op !== 'peek' && s.cost > 0) {
-      client.admitted.push({ pair, cost: s.cost });
+      client.admitted.push({ pair, cost: s.cost, named: s.op === 'consume' });
       if (m.release !== undefined) client.held.push(pair);
     }
   }
@@ -244,7 +245,7 @@ async function play(
       if (spent === undefined || s.pick % 4 === 0) {
         await memory.refund(s.id, options);
         await remote.refund(s.id, options);
-      } else if (s.pick % 4 === 1) {
+      } else if (s.pick % 4 === 1 || !spent.named) {
         const refund = { ...options, spentAtMs: spent.pair[0].nowMs };
         await memory.refund(s.id, refund);
         await remote.refund(s.id, refund);

@@ -77,10 +77,10 @@ describe('simulate with a concurrency limit', () => {
       [
         [0, true, 1, 0],
         [100, true, 2, 0],
-        // Told the first lease's end at the latest: a release comes sooner.
-        [999, false, 2, 59_001],
+        // Told to retry in 1 s (the policy's hint), not at the first lease's end: a release comes sooner.
+        [999, false, 2, 1000],
         [1000, true, 2, 0],
-        [1050, false, 2, 59_050],
+        [1050, false, 2, 1000],
         // The slot freed at 1100.
         [1500, true, 2, 0],
       ],
