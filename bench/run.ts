@@ -9,6 +9,7 @@ import { startBenchRedis } from './redis.js';
 import { runShaping, type ShapingSettings, shapingTable } from './shaping.js';
 import { renderTable, type Table } from './table.js';
 import { evaluateTargets, targetTable } from './targets.js';
+import { runWaiting, type WaitingSettings, waitingTable } from './waiting.js';
 
 interface Settings {
   readonly direct: DirectSettings;
@@ -16,6 +17,7 @@ interface Settings {
   readonly floodMs: number;
   readonly memory: MemorySettings;
   readonly shaping: ShapingSettings;
+  readonly waiting: WaitingSettings;
 }
 
 /** About five minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
@@ -25,6 +27,7 @@ const FULL: Settings = {
   floodMs: 1000,
   memory: { redisKeys: 100_000, heapKeys: [100_000, 1_000_000] },
   shaping: { rounds: 3, memoryMs: 400, redisMs: 800, warmupMs: 200 },
+  waiting: { waiters: 1000, pickups: 20 },
 };
 const QUICK: Settings = {
   direct: { rounds: 1, memoryMs: 150, redisMs: 300, warmupMs: 100 },
@@ -32,10 +35,11 @@ const QUICK: Settings = {
   floodMs: 300,
   memory: { redisKeys: 10_000, heapKeys: [10_000, 100_000] },
   shaping: { rounds: 1, memoryMs: 100, redisMs: 200, warmupMs: 100 },
+  waiting: { waiters: 200, pickups: 5 },
 };
 
 /** Section names to run alone (`npm run bench -- shaping`); the targets need the first four. */
-const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping'] as const;
+const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PACKAGES = [
@@ -114,6 +118,7 @@ try {
   const flood = await section('flood', '4. flood', () => runFlood(redis, settings.floodMs));
   const memory = await section('memory', '5. bytes per key', () => runMemory(redis, settings.memory));
   const shaping = await section('shaping', '6. shaping', () => runShaping(redis, settings.shaping));
+  const waiting = await section('waiting', '7. waiting', () => runWaiting(redis, settings.waiting));
   const heapKeys = Math.max(...settings.memory.heapKeys);
   const targets =
     direct && http && flood && memory
@@ -138,6 +143,7 @@ try {
     ...(flood ? [floodTable(flood, settings.floodMs)] : []),
     ...(memory ? [memoryTable(memory, settings.memory)] : []),
     ...(shaping ? [shapingTable(shaping)] : []),
+    ...(waiting ? [waitingTable(waiting, settings.waiting)] : []),
     ...(targets ? [targetTable(targets)] : []),
   ];
   process.stdout.write(`${tables.map(renderTable).join('\n')}\n`);
@@ -148,7 +154,7 @@ try {
       JSON.parse(JSON.stringify(value, (key, v) => (key === 'contender' ? undefined : v)));
     writeFileSync(
       json,
-      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping }) }, null, 2)}\n`,
+      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting }) }, null, 2)}\n`,
     );
     process.stderr.write(`[bench] JSON written to ${json}\n`);
   }
