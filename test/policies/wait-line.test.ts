@@ -13,36 +13,7 @@ import {
   type Store,
   tokenBucket,
 } from '../../src/index.js';
-
-/** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 6; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Moves the mocked time forward in steps, settling promises after each. */
-async function advance(ms: number, step = 10): Promise<void> {
-  await settle();
-  for (let moved = 0; moved < ms; moved += step) {
-    mock.timers.tick(Math.min(step, ms - moved));
-    await settle();
-  }
-}
-
-/** A MemoryStore on the mocked clock that counts its evaluations. */
-function countingStore(): { store: Store; calls: () => number } {
-  const inner = new MemoryStore({ autoCleanup: false });
-  let calls = 0;
-  return {
-    calls: () => calls,
-    store: {
-      evaluate: (request) => {
-        calls++;
-        return inner.evaluate(request);
-      },
-      reset: (keys) => inner.reset(keys),
-    },
-  };
-}
+import { advance, countingStore, settle } from './wait-helpers.js';
 
 /** Two limiters of one scope on one store: what two processes sharing a store are to each other. */
 function twoInstances(policy: () => Parameters<typeof createLimiter>[0]['policy'], store: Store) {

@@ -12,36 +12,7 @@ import {
   TollgateError,
   tokenBucket,
 } from '../../src/index.js';
-
-/** Lets promises settle (setImmediate is not mocked): a few turns, for chains of awaits. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Settles what is due now, then moves the mocked time forward in steps, settling promises after each. */
-async function advance(ms: number, step = 10): Promise<void> {
-  await settle();
-  for (let moved = 0; moved < ms; moved += step) {
-    mock.timers.tick(Math.min(step, ms - moved));
-    await settle();
-  }
-}
-
-/** A store that counts its evaluations, around a MemoryStore on the mocked clock. */
-function countingStore(): { store: Store; calls: () => number } {
-  const inner = new MemoryStore({ autoCleanup: false });
-  let calls = 0;
-  return {
-    calls: () => calls,
-    store: {
-      evaluate: (request) => {
-        calls++;
-        return inner.evaluate(request);
-      },
-      reset: (keys) => inner.reset(keys),
-    },
-  };
-}
+import { advance, countingStore, settle } from './wait-helpers.js';
 
 /** Starts waits in order and records, for each, the mocked instant it resolved at (or its error). */
 function waiters(run: () => Promise<Decision>, count: number) {

@@ -27,6 +27,16 @@ async function tokensOf(limiter: Limiter, id: string): Promise<number> {
   return decision.allowed ? 10 : decision.remaining;
 }
 
+/** A wait booked on a spent bucket, then abandoned while it sleeps: its booking stays (a place in line is kept). */
+async function bookAndLeave(limiter: Limiter, identifier: string): Promise<void> {
+  const abort = new AbortController();
+  const waiting = limiter.wait(identifier, { signal: abort.signal });
+  // The booking is made before the wait sleeps.
+  await new Promise((resolve) => setImmediate(resolve));
+  abort.abort();
+  await assert.rejects(waiting, { name: 'AbortError' });
+}
+
 describe('MemoryStore eviction order', () => {
   it('evicts a bucket at rest before a spent one, however old the spent one is (maxBuckets 1,000)', () => {
     const { clock, store } = manualStore({ maxBuckets: 1000 });
@@ -106,12 +116,8 @@ describe('MemoryStore eviction order', () => {
     assert.equal((await leases.consume('lessee')).allowed, true);
     await blocks.block('blocked', '30s');
     assert.equal((await booking.consume('booked')).allowed, true);
-    const abort = new AbortController();
-    const waiting = booking.wait('booked', { signal: abort.signal });
-    // The booking is made before the wait sleeps: the bucket now owes two tokens, one more than it holds.
-    await new Promise((resolve) => setImmediate(resolve));
-    abort.abort();
-    await assert.rejects(waiting, { name: 'AbortError' });
+    // The bucket now owes two tokens, one more than it holds.
+    await bookAndLeave(booking, 'booked');
     // Live, and at rest only in a day: still evicted before any of the held.
     await daily.consume('spender');
     assert.equal(store.size, 4);
@@ -143,11 +149,7 @@ describe('MemoryStore eviction order', () => {
     });
     assert.equal((await leases.consume('lessee')).allowed, true);
     assert.equal((await booking.consume('booked')).allowed, true);
-    const abort = new AbortController();
-    const waiting = booking.wait('booked', { signal: abort.signal });
-    await new Promise((resolve) => setImmediate(resolve));
-    abort.abort();
-    await assert.rejects(waiting, { name: 'AbortError' });
+    await bookAndLeave(booking, 'booked');
     // The booking is held for 1 s, then owes one token for 1 s more; the lease is held for 10 s.
     clock.now = 1500;
     assert.equal((await booking.consume('newcomer')).allowed, true);
