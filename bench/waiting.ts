@@ -13,6 +13,7 @@ import {
 } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import type { Store } from '../src/stores/store.js';
+import { countingStore } from '../test/policies/wait-helpers.js';
 import type { BenchRedis } from './redis.js';
 import { count, fixed, median, type Table } from './table.js';
 import { HOLDER_SCOPE, heldSlot } from './waiting-slot.js';
@@ -46,31 +47,16 @@ const LIMITS: readonly { name: string; policy: () => AnyPolicy }[] = [
   { name: 'fixed window, 50 per 100 ms', policy: () => fixedWindow({ limit: 50, windowMs: 100 }) },
 ];
 
-/** A store that counts the calls made of it. */
-function counted(store: Store): { store: Store; calls: () => number } {
-  let calls = 0;
-  return {
-    calls: () => calls,
-    store: {
-      ...(store.synchronous === true ? { synchronous: true } : {}),
-      evaluate: (request) => {
-        calls++;
-        return store.evaluate(request);
-      },
-      reset: (keys) => store.reset(keys),
-    },
-  };
-}
-
 /** `waiters` callers of wait() on one identifier, all at once; each admitted one holds its slot HOLD_MS. */
 async function crowd(
   engine: CrowdResult['engine'],
   inner: Store,
   limit: (typeof LIMITS)[number],
   waiters: number,
+  scope: string,
 ): Promise<CrowdResult> {
-  const { store, calls } = counted(inner);
-  const limiter = createLimiter({ policy: limit.policy(), store, scope: `bench-crowd-${limit.name.length}` });
+  const { store, calls } = countingStore(inner);
+  const limiter = createLimiter({ policy: limit.policy(), store, scope });
   const order: number[] = [];
   const hold = async (decision: Decision, i: number) => {
     order.push(i);
@@ -137,9 +123,9 @@ export async function runWaiting(redis: BenchRedis, settings: WaitingSettings): 
   const crowds: CrowdResult[] = [];
   const redisStore = new RedisStore({ url: redis.url, commandTimeoutMs: 5000 });
   try {
-    for (const limit of LIMITS) {
-      crowds.push(await crowd('memory', new MemoryStore(), limit, settings.waiters));
-      crowds.push(await crowd('redis', redisStore, limit, settings.waiters));
+    for (const [i, limit] of LIMITS.entries()) {
+      crowds.push(await crowd('memory', new MemoryStore(), limit, settings.waiters, `bench-crowd-${i}`));
+      crowds.push(await crowd('redis', redisStore, limit, settings.waiters, `bench-crowd-${i}`));
     }
   } finally {
     await redisStore.close();

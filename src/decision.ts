@@ -15,7 +15,10 @@ export interface Decision {
   readonly remaining: number;
   /** Until the binding policy is back at rest; -1 when it never will. */
   readonly resetMs: number;
-  /** Present only on a denial that waiting can cure: the wait until this request's cost could pass. */
+  /**
+   * Present only on a denial that waiting can cure: the wait until this request's cost could pass; for a full
+   * concurrency limit, at most its `retryAfterMs` (a slot frees whenever a request ends).
+   */
   readonly retryAfterMs?: number;
   /** The store's clock when it decided (epoch ms). */
   readonly nowMs: number;

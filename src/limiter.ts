@@ -5,7 +5,7 @@ import { configError, TollgateError } from './errors.js';
 import { bucketKey, bucketKeys, defaultScope, encodeIdentifier, memberOf, validateScope } from './key.js';
 import { leaseName, once } from './lease.js';
 import { blockDuration, requestedBlock, units, validatePolicies } from './limiter-checks.js';
-import type { StoreAction } from './policies/evaluate.js';
+import type { Operation, StoreAction } from './policies/evaluate.js';
 import { lockout } from './policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from './policies/policy.js';
 import { type RefundChange, type RefundOptions, recordSpend, refundOf } from './refund-spend.js';
@@ -43,6 +43,9 @@ export interface ConsumeOptions {
   readonly cost?: number;
 }
 
+/** What a wait, a refund or a block adds to a store request; a plain consume or peek adds nothing. */
+type Extra = Pick<Operation, 'maxDelayMs' | 'waiting' | 'spentAtMs' | 'spentResetMs'>;
+
 /** What a refund, a release or a block asks of the store. */
 interface Change {
   readonly units: number;
@@ -76,9 +79,10 @@ export interface Limiter {
   refund(identifier: string, options?: RefundOptions): Promise<void>;
   /**
    * Resolves with an admission once `identifier` may go: a token bucket books its place in line at once (first
-   * come, first served); other policies are asked again when their retry time comes. Rejects with
-   * `ERR_TOLLGATE_WAIT_TIMEOUT` as soon as it is clear the request cannot pass within `maxWaitMs`, and with the
-   * signal's reason when `signal` aborts.
+   * come, first served). With a window or a concurrency limit, this process's callers for `identifier` line up and
+   * only the first asks: a window again at its retry time, a concurrency limit on each release through this limiter
+   * and every 100 ms. Rejects with `ERR_TOLLGATE_WAIT_TIMEOUT` as soon as it is clear the request cannot pass within
+   * `maxWaitMs` (or once it has passed), and with the signal's reason when `signal` aborts. A wait starts no lockout.
    */
   wait(identifier: string, options?: WaitOptions): Promise<Decision>;
   /** Locks `identifier` out for `ms` (extending, never shortening, a block); needs the `blockMs` option. */
@@ -126,22 +130,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   // Policies the store cannot book ahead are waited for in line, per identifier, in this process.
   const line = enforced.every((p) => p.reservable) ? undefined : new WaitLine();
-  const ask = (
-    identifier: string,
-    action: StoreAction,
-    cost: number,
-    lease: string,
-    maxDelayMs: number,
-    spent?: Pick<Change, 'spentAtMs' | 'spentResetMs'>,
-  ) => {
+  const ask = (identifier: string, action: StoreAction, cost: number, lease: string, extra?: Extra) => {
     const id = encodeIdentifier(identifier);
-    // Every field set, in one order, so that every consume has one shape; only a refund may say when it spent.
+    // Every field set, in one order, so that every consume has one shape; only a wait, a refund or a block adds more.
     const request: StoreRequest =
       failOpen === undefined
-        ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs }
-        : { scope, id, policies: enforced, action, cost, lease, maxDelayMs, failOpen };
-    // Stryker disable next-line ConditionalExpression: spreading no spend is the same request; a consume skips the copy
-    return store.evaluate(spent === undefined ? request : { ...request, ...spent });
+        ? { scope, id, policies: enforced, action, cost, lease, maxDelayMs: 0 }
+        : { scope, id, policies: enforced, action, cost, lease, maxDelayMs: 0, failOpen };
+    // Stryker disable next-line ConditionalExpression: spreading nothing is the same request; a consume skips the copy
+    return store.evaluate(extra === undefined ? request : { ...request, ...extra });
   };
   /** A refund or a block must really happen: a fail mode's answer means it did not. */
   const change = async (
@@ -149,7 +146,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     action: StoreAction,
     { units: requested, lease = '', ...spent }: Change,
   ) => {
-    const { degraded } = await ask(identifier, action, units(requested), lease, 0, spent);
+    const { degraded } = await ask(identifier, action, units(requested), lease, spent);
     if (isFailMode(degraded))
       throw new TollgateError(
         'ERR_TOLLGATE_STORE',
@@ -191,11 +188,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     identifier: string,
     action: StoreAction,
     requested: number,
-    maxDelayMs: number,
+    waiting?: Extra,
   ): Promise<Decision> => {
     const cost = units(requested);
     const lease = leaseFor(action, cost);
-    const answer = ask(identifier, action, cost, lease, maxDelayMs);
+    const answer = ask(identifier, action, cost, lease, waiting);
     // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
     return settle(identifier, action, cost, lease, isPromise(answer) ? await answer : answer);
   };
@@ -216,7 +213,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         : decision;
     }
     const lease = leaseFor(action, cost);
-    const answer = ask(identifier, action, cost, lease, 0);
+    const answer = ask(identifier, action, cost, lease);
     if (isPromise(answer))
       throw new TollgateError(
         'ERR_TOLLGATE_STORE',
@@ -238,7 +235,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store,
     consume: synchronous
       ? (identifier, consumeOptions) => promised(identifier, 'consume', consumeOptions?.cost ?? defaultCost)
-      : (identifier, consumeOptions) => decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost, 0),
+      : (identifier, consumeOptions) => decide(identifier, 'consume', consumeOptions?.cost ?? defaultCost),
     consumeSync: (identifier, consumeOptions) => {
       if (!synchronous)
         throw configError(
@@ -249,14 +246,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     peek: synchronous
       ? (identifier, consumeOptions) => promised(identifier, 'peek', consumeOptions?.cost ?? defaultCost)
-      : (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost, 0),
+      : (identifier, consumeOptions) => decide(identifier, 'peek', consumeOptions?.cost ?? defaultCost),
     refund,
     wait: async (identifier, waitOptions) => {
       const cost = waitOptions?.cost ?? defaultCost;
       return waitFor(
         {
-          // The engine books only policies that can be booked; the others answer as a consume.
-          attempt: (maxDelayMs) => decide(identifier, 'consume', cost, maxDelayMs),
+          // The engine books only policies that can be booked; the others answer as a consume that starts no lockout.
+          attempt: (maxDelayMs) => decide(identifier, 'consume', cost, { maxDelayMs, waiting: true }),
           giveBack: async (decision) => {
             await Promise.all([
               refund(identifier, { spent: decision }),

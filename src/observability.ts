@@ -153,7 +153,9 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     help: 'Buckets dropped to stay within the store size bound, by state: at-rest (held nothing: no loss), live (quota still owed, handed back early), held (a concurrency lease, a lockout block or a booked wait, broken).',
     stat: 'evictions',
     label: 'state',
-    series: (stats) => summedBy(stats.map(({ evictions }) => evictions)),
+    // A count alone (a store written before evictions were told apart) is of live state, as it always meant.
+    series: (stats) =>
+      summedBy(stats.map(({ evictions }) => (typeof evictions === 'number' ? { live: evictions } : evictions))),
   },
 ];
 

@@ -2,26 +2,29 @@
 /** The longest delay one Node timer honours (about 24.8 days): a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts (at once when it already has). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Resolves after `ms`, or as soon as the function handed to `early` is called; rejects with the signal's reason as
+ * soon as it aborts (at once when it already has).
+ */
+export function sleep(ms: number, signal?: AbortSignal, early?: (end: () => void) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     let left = ms;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = () => {
+    const settle = (outcome: () => void) => () => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      signal?.removeEventListener('abort', onAbort);
+      outcome();
     };
+    const onAbort = settle(() => reject(signal?.reason));
+    const done = settle(resolve);
     const arm = () => {
       const chunk = Math.min(left, MAX_TIMER_MS);
       left -= chunk;
       timer = setTimeout(left > 0 ? arm : done, chunk);
     };
-    const done = () => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    };
     signal?.addEventListener('abort', onAbort, { once: true });
+    early?.(done);
     arm();
   });
 }

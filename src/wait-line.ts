@@ -28,6 +28,11 @@ interface Line {
 export class WaitLine {
   readonly #lines = new Map<string, Line>();
 
+  /** How many identifiers have callers in line: an identifier whose line emptied is forgotten. */
+  get size(): number {
+    return this.#lines.size;
+  }
+
   /** Joins `identifier`'s line. `leave()` must be called once the caller is done, whatever the outcome. */
   join(identifier: string): Place {
     let line = this.#lines.get(identifier);
@@ -35,8 +40,10 @@ export class WaitLine {
       line = { waiters: new Set(), wake: undefined, released: false };
       this.#lines.set(identifier, line);
     }
-    return new Place(line, () => {
-      if ((line as Line).waiters.size === 0) this.#lines.delete(identifier);
+    const joined = line;
+    return new Place(joined, () => {
+      // A line emptied and then joined again is a new line: only its own empty line is forgotten.
+      if (joined.waiters.size === 0 && this.#lines.get(identifier) === joined) this.#lines.delete(identifier);
     });
   }
 
@@ -66,9 +73,9 @@ export class Place {
    * passes before it.
    */
   turn(deadline: number, maxWaitMs: number, signal: AbortSignal | undefined): Promise<void> {
-    signal?.throwIfAborted();
     const { waiters } = this.#line;
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       const abort = new AbortController();
       const settle = (outcome: () => void) => {
         abort.abort();
@@ -97,31 +104,18 @@ export class Place {
     });
   }
 
-  /**
-   * The first in line naps: `ms` at most, and, when `releases` is set, until a slot is freed in this process.
-   * Rejects with the signal's reason when it aborts.
-   */
-  nap(ms: number, releases: boolean, signal: AbortSignal | undefined): Promise<void> {
+  /** The first in line naps until a slot is freed in this process, `ms` at most; rejects when the signal aborts. */
+  nap(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const line = this.#line;
-    if (releases && line.released) {
+    if (line.released) {
       line.released = false;
       return Promise.resolve();
     }
-    if (!releases) return sleep(ms, signal);
-    const woken = new AbortController();
-    line.wake = () => woken.abort();
-    const either = signal === undefined ? woken.signal : AbortSignal.any([signal, woken.signal]);
-    return sleep(ms, either)
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          // A release ends the nap; an abort of the caller's signal rejects it.
-          if (signal?.aborted) throw error;
-        },
-      )
-      .finally(() => {
-        line.wake = undefined;
-      });
+    return sleep(ms, signal, (end) => {
+      line.wake = end;
+    }).finally(() => {
+      line.wake = undefined;
+    });
   }
 
   /** Before asking: a release from now on is news to the answer. */
@@ -138,10 +132,10 @@ export class Place {
   leave(): void {
     const { waiters } = this.#line;
     const waiter = this.#waiter;
-    if (waiter === undefined) return;
     this.#waiter = undefined;
-    const first = waiters.values().next().value === waiter;
-    waiters.delete(waiter);
+    // A caller that never got in line (its signal had aborted) leaves nothing behind either.
+    const first = waiter !== undefined && waiters.values().next().value === waiter;
+    if (waiter !== undefined) waiters.delete(waiter);
     const next = waiters.values().next();
     if (next.done) this.#emptied();
     else if (first) next.value.start();

@@ -17,7 +17,7 @@ export interface WaitOptions {
   readonly maxWaitMs?: number;
 }
 
-/** The default deadline, as it always was: the longest delay one Node timer honours. */
+/** The default deadline: the longest delay one Node timer honours (a longer wait must say so). */
 const DEFAULT_MAX_WAIT_MS = 2 ** 31 - 1;
 /**
  * How often the first in line asks again while a concurrency limit is full and no slot is released in this
@@ -48,6 +48,7 @@ export async function waitFor(waiting: Waiting, options: WaitOptions = {}): Prom
       `\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`,
     );
   }
+  signal?.throwIfAborted();
   const deadline = Date.now() + maxWaitMs;
   const { line } = waiting;
   if (line === undefined) return asking(waiting, undefined, deadline, maxWaitMs, signal);
@@ -84,7 +85,7 @@ async function asking(
     place?.notBefore(Date.now() + exactMs);
     // A full concurrency limit frees a slot at any moment: ask on a release here, or soon, for one elsewhere.
     if (released && exactMs === 0)
-      await (place?.nap(Math.min(left, RELEASE_POLL_MS), true, signal) ??
+      await (place?.nap(Math.min(left, RELEASE_POLL_MS), signal) ??
         sleep(Math.min(left, RELEASE_POLL_MS), signal));
     else await sleep(exactMs, signal);
   }

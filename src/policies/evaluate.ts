@@ -21,6 +21,11 @@ export interface Operation {
    */
   readonly maxDelayMs?: number;
   /**
+   * `consume` only: asked by a caller of `wait`, whose denial, like any waiting caller's, starts no lockout, even
+   * once it may no longer be booked ahead (`maxDelayMs` 0, its deadline reached).
+   */
+  readonly waiting?: boolean;
+  /**
    * `refund` only: when the units given back were spent, on the store's clock (the consuming decision's `nowMs`),
    * so that each policy gives them back only where they still count. Absent: now.
    */
@@ -85,7 +90,7 @@ export function evaluatePolicies(
   }
   if (!allowed) {
     // A waiting caller is told when to come back; only a plain request denied here starts a lockout.
-    return action === 'consume' && maxDelayMs === 0
+    return action === 'consume' && maxDelayMs === 0 && operation.waiting !== true
       ? onDenial(policies, states, nowMs, results)
       : { allowed, results, writes: NO_WRITES, delayMs: 0 };
   }

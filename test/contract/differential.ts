@@ -289,7 +289,9 @@ async function book(limiter: Limiter, trace: Trace, s: Step): Promise<Decision> 
     action: 'consume',
     cost: s.cost,
     lease: '',
-    maxDelayMs: s.ms,
+    // As wait asks: a booking horizon, now and then none left (its deadline reached), never starting a lockout.
+    maxDelayMs: s.pick % 5 === 0 ? 0 : s.ms,
+    waiting: true,
   });
   return toDecision(policies, response);
 }

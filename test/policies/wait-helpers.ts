@@ -1,4 +1,4 @@
-// What the wait tests share: letting promises settle on mocked timers, moving mocked time, a store that counts calls.
+// What the wait tests (and the waiting bench) share: letting promises settle on mocked timers, moving mocked time, a store that counts calls.
 import { mock } from 'node:test';
 import { MemoryStore, type Store } from '../../src/index.js';
 
@@ -16,13 +16,16 @@ export async function advance(ms: number, step = 10): Promise<void> {
   }
 }
 
-/** A store that counts its evaluations, around a MemoryStore on the mocked clock. */
-export function countingStore(): { store: Store; calls: () => number } {
-  const inner = new MemoryStore({ autoCleanup: false });
+/** A store that counts its evaluations, around `inner` (by default a MemoryStore on the mocked clock). */
+export function countingStore(inner: Store = new MemoryStore({ autoCleanup: false })): {
+  store: Store;
+  calls: () => number;
+} {
   let calls = 0;
   return {
     calls: () => calls,
     store: {
+      ...(inner.synchronous === true ? { synchronous: true } : {}),
       evaluate: (request) => {
         calls++;
         return inner.evaluate(request);

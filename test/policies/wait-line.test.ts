@@ -13,6 +13,7 @@ import {
   type Store,
   tokenBucket,
 } from '../../src/index.js';
+import { WaitLine } from '../../src/wait-line.js';
 import { advance, countingStore, settle } from './wait-helpers.js';
 
 /** Two limiters of one scope on one store: what two processes sharing a store are to each other. */
@@ -49,6 +50,28 @@ describe('limiter.wait in line', () => {
     assert.deepEqual(outcome, []);
     await advance(20);
     assert.match(String(outcome[0]), /within `maxWaitMs` \(1000 ms\): no slot was released in time/);
+  });
+
+  it('a wait that gives up starts no lockout, even asking at its deadline or with maxWaitMs 0', async () => {
+    const store = new MemoryStore({ autoCleanup: false });
+    const slots = createLimiter({ policy: concurrency({ max: 1, leaseMs: 60_000 }), store, blockMs: 60_000 });
+    const holder = await slots.consume('api');
+    const outcome: unknown[] = [];
+    slots.wait('api', { maxWaitMs: 150 }).catch((error) => outcome.push(error));
+    await advance(200);
+    assert.match(String(outcome[0]), /no slot was released in time/);
+    await holder.release?.();
+    const after = await slots.consume('api');
+    assert.deepEqual([after.allowed, after.blocked], [true, undefined], 'not locked out by the wait');
+    const window = createLimiter({
+      policy: fixedWindow({ limit: 1, windowMs: 1000 }),
+      store,
+      blockMs: 60_000,
+    });
+    await window.consume('api');
+    await assert.rejects(window.wait('api', { maxWaitMs: 0 }), { code: 'ERR_TOLLGATE_WAIT_TIMEOUT' });
+    await advance(1000);
+    assert.equal((await window.consume('api')).allowed, true, 'the next window, no lockout');
   });
 
   it('a thousand waiters: about two store calls per admission, each admitted in the order it came', async () => {
@@ -169,5 +192,28 @@ describe('limiter.wait in line', () => {
     mock.timers.tick(1);
     await settle();
     assert.equal(admittedAt, 30 * day, 'woken at the booked instant');
+  });
+});
+
+describe('WaitLine', () => {
+  it('forgets a line once its last caller leaves, also one that never got in (its signal had aborted)', async () => {
+    const line = new WaitLine();
+    const aborted = AbortSignal.abort(new Error('gone'));
+    for (const identifier of ['a', 'b', 'c']) {
+      const place = line.join(identifier);
+      await assert.rejects(place.turn(Date.now() + 1000, 1000, aborted), /gone/);
+      place.leave();
+    }
+    assert.equal(line.size, 0);
+    const first = line.join('a');
+    await first.turn(Date.now() + 1000, 1000, undefined);
+    const second = line.join('a');
+    const queued = second.turn(Date.now() + 1000, 1000, undefined);
+    first.leave();
+    await queued;
+    assert.equal(line.size, 1, 'the second is first now');
+    second.leave();
+    first.leave();
+    assert.equal(line.size, 0);
   });
 });

@@ -176,6 +176,12 @@ describe('createMetrics', () => {
     );
   });
 
+  it("reads a custom store's eviction count alone as evictions of live state", async () => {
+    const legacy = { evaluate() {}, reset() {}, stats: () => ({ evictions: 7 }) } as unknown as MemoryStore;
+    const text = await createMetrics({ stores: [legacy] }).registry.metrics();
+    assert.match(text, /\ntollgate_store_evictions_total\{state="live"\} 7\n/);
+  });
+
   it('refuses stores that report no stats, naming the option', () => {
     for (const stores of [{}, [{}], [new MemoryStore({ autoCleanup: false }), { evaluate() {} }]])
       assert.throws(() => createMetrics({ stores: stores as never }), {

@@ -14,10 +14,11 @@ const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
 
 /**
  * A request's timing argument: for a refund when its units were spent ('' for now) and each policy's resetMs then
- * (`1700000000000,500,60000`), else how far ahead it may be booked.
+ * (`1700000000000,500,60000`), else how far ahead it may be booked, after a `w` for a waiting caller's (`w250`),
+ * whose denial starts no lockout.
  */
-export function timingArgument({ action, maxDelayMs, spentAtMs, spentResetMs = [] }: Operation): string {
-  if (action !== 'refund') return String(maxDelayMs ?? 0);
+export function timingArgument({ action, maxDelayMs, waiting, spentAtMs, spentResetMs = [] }: Operation): string {
+  if (action !== 'refund') return waiting === true ? `w${maxDelayMs ?? 0}` : String(maxDelayMs ?? 0);
   return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
 }
 

@@ -11,7 +11,8 @@ import { STATE_LUA } from './state-lua.js';
  * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
  *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
  *       arguments, then per request its cost, its lease ('' for none) and its timing: for a consume how far ahead it
- *       may be booked (ms), for a refund when its units were spent (epoch ms; '' for now), then, comma-separated,
+ *       may be booked (ms; after a 'w' for a waiting caller's, whose denial starts no lockout), for a refund when
+ *       its units were spent (epoch ms; '' for now), then, comma-separated,
  *       each policy's resetMs in the spending decision when known. When every request has the same three (the
  *       common batch: default cost, no lease, no wait), they are sent once. With no policies the call is a probe of
  *       the node that owns KEYS[1] (it writes and deletes that key).
@@ -115,7 +116,7 @@ local function book(at, base, states, evaluated, cost, lease, max_delay)
 end
 
 -- A consume or a peek, the twin of evaluatePolicies.
-local function evaluate(at, base, cost, lease, max_delay)
+local function evaluate(at, base, cost, lease, max_delay, waiting)
   local states, evaluated, allowed = {}, {}, 1
   for k = 1, per do
     local s = specs[k]
@@ -131,7 +132,7 @@ local function evaluate(at, base, cost, lease, max_delay)
     if allowed == 1 then
       if not dry and cost > 0 then save(k, key, e, states[k], 0) end
     elseif e[1] == 1 then
-      if action == 'c' and max_delay == 0 and s.policy.on_denial then
+      if action == 'c' and max_delay == 0 and not waiting and s.policy.on_denial then
         -- An open lockout starts its block on a denial.
         e = { s.policy.on_denial(states[k], now, s.a, s.b) }
         save(k, key, e, states[k], 0)
@@ -165,18 +166,21 @@ end
 
 -- Each request's cost, lease and timing: one triple shared by every request of the call (read once), or one each;
 -- and the lone policy's twin and arguments, for the short path.
-local figures, shared, cost1, lease1, timing1, max_delay1, lone, load1, decide1, a1, b1
+local figures, shared, cost1, lease1, timing1, max_delay1, waiting1, lone, load1, decide1, a1, b1
 local function read_figures(arg)
   local timing = ARGV[arg + 2]
-  return tonumber(ARGV[arg]), ARGV[arg + 1], timing, tonumber(timing)
+  local max_delay = tonumber(timing)
+  -- A waiting caller's consume says 'w' first: its denial starts no lockout.
+  if max_delay then return tonumber(ARGV[arg]), ARGV[arg + 1], timing, max_delay, false end
+  return tonumber(ARGV[arg]), ARGV[arg + 1], timing, tonumber(string.sub(timing, 2)), true
 end
 
 -- Request d, on KEYS[(d - 1) * per + 1 ..], answered from reply[(d - 1) * width + 2] on, with a short path for the
 -- common lone policy (a consume or a peek, answered narrow).
 local function decide(d)
   local base, at = (d - 1) * per, 1 + (d - 1) * width
-  local cost, lease, timing, max_delay = cost1, lease1, timing1, max_delay1
-  if not shared then cost, lease, timing, max_delay = read_figures(figures + 1 + 3 * (d - 1)) end
+  local cost, lease, timing, max_delay, waiting = cost1, lease1, timing1, max_delay1, waiting1
+  if not shared then cost, lease, timing, max_delay, waiting = read_figures(figures + 1 + 3 * (d - 1)) end
   if action == 'r' or action == 'b' then
     local spent = {}
     for figure in string.gmatch(timing, '[^,]+') do spent[#spent + 1] = tonumber(figure) end
@@ -193,7 +197,7 @@ local function decide(d)
       return
     end
   end
-  evaluate(at, base, cost, lease, max_delay)
+  evaluate(at, base, cost, lease, max_delay, waiting)
 end
 
 -- Requests first to last, current naming the one being decided.
@@ -234,7 +238,7 @@ local function run(keys, args)
   if narrow then width = 4 end
   figures = 6 + 3 * per
   shared = #ARGV == figures + 3
-  cost1, lease1, timing1, max_delay1 = read_figures(figures + 1)
+  cost1, lease1, timing1, max_delay1, waiting1 = read_figures(figures + 1)
   lone = specs[1]
   load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
   -- Each request fails alone: one client's broken key must not fail the others batched with it. One protected
