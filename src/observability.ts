@@ -155,7 +155,9 @@ const STORE_INSTRUMENTS: readonly StoreInstrument[] = [
     label: 'state',
     // A count alone (a store written before evictions were told apart) is of live state, as it always meant.
     series: (stats) =>
-      summedBy(stats.map(({ evictions }) => (typeof evictions === 'number' ? { live: evictions } : evictions))),
+      summedBy(
+        stats.map(({ evictions }) => (typeof evictions === 'number' ? { live: evictions } : evictions)),
+      ),
   },
 ];
 

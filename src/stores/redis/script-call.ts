@@ -17,7 +17,13 @@ const ACTION_CODES: Readonly<Record<StoreAction, string>> = {
  * (`1700000000000,500,60000`), else how far ahead it may be booked, after a `w` for a waiting caller's (`w250`),
  * whose denial starts no lockout.
  */
-export function timingArgument({ action, maxDelayMs, waiting, spentAtMs, spentResetMs = [] }: Operation): string {
+export function timingArgument({
+  action,
+  maxDelayMs,
+  waiting,
+  spentAtMs,
+  spentResetMs = [],
+}: Operation): string {
   if (action !== 'refund') return waiting === true ? `w${maxDelayMs ?? 0}` : String(maxDelayMs ?? 0);
   return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
 }
