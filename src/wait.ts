@@ -84,9 +84,9 @@ async function asking(
       );
     place?.notBefore(Date.now() + exactMs);
     // A full concurrency limit frees a slot at any moment: ask on a release here, or soon, for one elsewhere.
-    if (released && exactMs === 0)
-      await (place?.nap(Math.min(left, RELEASE_POLL_MS), signal) ??
-        sleep(Math.min(left, RELEASE_POLL_MS), signal));
+    // (Only a concurrency limit releases, and it is never booked ahead: its waiters always have a line.)
+    if (released && exactMs === 0 && place !== undefined)
+      await place.nap(Math.min(left, RELEASE_POLL_MS), signal);
     else await sleep(exactMs, signal);
   }
 }
@@ -114,9 +114,12 @@ function earliest(decision: Decision): { exactMs: number; released: boolean } {
   // A block ends when it ends, whatever is released meanwhile.
   if (decision.blocked) return { exactMs: decision.retryAfterMs ?? -1, released: false };
   let exactMs = 0;
+  // Stryker disable next-line BooleanLiteral: a denied request has a denying policy that sets one or the other
   let released = false;
   for (const { allowed, retryAfterMs, policy } of decision.policies) {
+    // Stryker disable next-line ConditionalExpression: an admitting policy's retry is 0, which changes neither
     if (allowed) continue;
+    // Stryker disable next-line EqualityOperator: a denial's retry is never 0 (at least 1 ms, or -1)
     if (retryAfterMs < 0) return { exactMs: -1, released };
     if (policy.retryHintMs !== undefined) released = true;
     else exactMs = Math.max(exactMs, retryAfterMs);

@@ -47,8 +47,7 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
   const leaseMs = parseDuration('leaseMs', options.leaseMs);
   if (leaseMs >= MAX_SPAN) throw configError('leaseMs', 'must be below 2^51 ms', leaseMs);
   const retryAfterMs = parseDuration('retryAfterMs', options.retryAfterMs ?? 1000);
-  if (retryAfterMs < 1 || retryAfterMs >= MAX_SPAN)
-    throw configError('retryAfterMs', 'must be at least 1 ms and below 2^51 ms', retryAfterMs);
+  if (retryAfterMs >= MAX_SPAN) throw configError('retryAfterMs', 'must be below 2^51 ms', retryAfterMs);
   const name = policyName(options, 'concurrency');
   return {
     kind: 'concurrency',

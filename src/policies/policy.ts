@@ -127,6 +127,7 @@ export function policyName(options: PolicyNameOption, kind: PolicyKind): string 
  * the state's own figure; the limiter and the simulation tell this one.
  */
 export function advised(result: PolicyResult, { retryHintMs }: Policy): PolicyResult {
+  // Stryker disable next-line EqualityOperator: a retry equal to the hint is told the same either way
   if (retryHintMs === undefined || result.retryAfterMs <= retryHintMs) return result;
   return {
     allowed: result.allowed,

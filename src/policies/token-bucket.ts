@@ -141,6 +141,7 @@ function transition(
 /** Until `tat` owes no more than a full bucket (`tau`): an admission booked ahead by `wait` is held that long. */
 function bookedMs(tau: number, tat: number, nowMs: number): number {
   const ahead = tat - tau - nowMs * 1000;
+  // Stryker disable next-line EqualityOperator: nothing ahead is 0 either way
   return ahead > 0 ? ceilDiv(ahead, 1000) : 0;
 }
 

@@ -36,3 +36,8 @@ import '../stores/bucket-pool.test.js';
 import '../stores/retention-cap.test.js';
 import '../stores/memory-store-retention.test.js';
 import '../policies/properties.test.js';
+import '../policies/limiter-sync.test.js';
+import '../stores/block-retention.test.js';
+import '../stores/slot-heap.test.js';
+import '../stores/eviction-queue.test.js';
+import '../stores/memory-store-eviction.test.js';

@@ -99,6 +99,39 @@ describe('concurrency: options', () => {
       throwsConfig(() => concurrency({ max: 1, leaseMs: leaseMs as never }), 'leaseMs');
   });
 
+  it('retryAfterMs: a positive duration below 2^51 ms, 1 s by default, kept when scaled', () => {
+    assert.equal(concurrency({ max: 1, leaseMs: 1000 }).retryHintMs, 1000);
+    assert.equal(concurrency({ max: 1, leaseMs: 1000, retryAfterMs: '5s' }).retryHintMs, 5000);
+    assert.equal(concurrency({ max: 4, leaseMs: 1000, retryAfterMs: 1 }).scale(0.5).retryHintMs, 1);
+    assert.equal(concurrency({ max: 1, leaseMs: 1000, retryAfterMs: 2 ** 51 - 1 }).retryHintMs, 2 ** 51 - 1);
+    refuses(
+      () => concurrency({ max: 1, leaseMs: 1000, retryAfterMs: 2 ** 51 }),
+      'retryAfterMs',
+      '`retryAfterMs` must be below 2^51 ms (received 2251799813685248)',
+    );
+    for (const retryAfterMs of [0, -1, 1.5, 'soon'])
+      throwsConfig(
+        () => concurrency({ max: 1, leaseMs: 1000, retryAfterMs: retryAfterMs as never }),
+        'retryAfterMs',
+      );
+  });
+
+  it('heldMs: until the last lease expires, 0 with none live', () => {
+    const policy = two();
+    assert.equal(
+      policy.heldMs?.(
+        [
+          ['a', 1500],
+          ['b', 1200],
+        ],
+        1000,
+      ),
+      500,
+    );
+    assert.equal(policy.heldMs?.([['a', 900]], 1000), 0);
+    assert.equal(policy.heldMs?.([], 1000), 0);
+  });
+
   it('name: checked like every policy name', () => {
     throwsConfig(() => concurrency({ max: 1, leaseMs: 1000, name: 'a b' }), 'name');
     throwsConfig(() => concurrency({ max: 1, leaseMs: 1000, name: '' }), 'name');

@@ -32,6 +32,13 @@ describe('lockout: the policy it builds', () => {
     );
   });
 
+  it('holds a promise until the block ends: heldMs', () => {
+    const policy = lockout(1000);
+    assert.equal(policy.heldMs?.(5000, 4000), 1000);
+    assert.equal(policy.heldMs?.(5000, 5000), 0);
+    assert.equal(policy.heldMs?.(5000, 6000), 0);
+  });
+
   it('scaling changes nothing: a block is a block on every instance', () => {
     const scaled = lockout(1000).scale(0.25);
     assert.deepEqual([scaled.kind, scaled.retentionMs, scaled.args], ['lockout', 1000, [1000, 0]]);

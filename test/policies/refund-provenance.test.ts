@@ -98,10 +98,23 @@ describe('refund({ spent }): at most what the admission spent, once', () => {
     assert.equal(await left(limiter), 0, 'no refused refund gave anything back');
   });
 
-  it('refuses a peek: it spent nothing', async () => {
+  it('refuses a peek, alone or beside another policy: it spent nothing', async () => {
+    const { store } = manualStore();
+    for (const policy of [bucket(), [bucket(), fixedWindow({ limit: 3, windowMs: 60_000 })]]) {
+      const limiter = createLimiter({ policy, store });
+      const look = await limiter.peek('client');
+      assert.equal(look.allowed, true);
+      await refused(limiter.refund('client', { spent: look }), 'an admission this limiter returned');
+    }
+  });
+
+  it('refuses what is no decision at all', async () => {
     const limiter = createLimiter({ policy: bucket(), store: manualStore().store });
-    const look = await limiter.peek('client');
-    await refused(limiter.refund('client', { spent: look }), 'an admission this limiter returned');
+    for (const spent of [null, 'a decision', 42, true])
+      await refused(
+        limiter.refund('client', { spent: spent as never }),
+        'an admission this limiter returned',
+      );
   });
 
   it('names the admission of a limiter with several policies, or a wait, as well', async () => {

@@ -260,3 +260,22 @@ describe('tokenBucket: state and time', () => {
     assert.deepEqual(run.peek(7000), result(true, 0, 5000, 0));
   });
 });
+
+describe('tokenBucket: heldMs, the admissions booked ahead', () => {
+  // 2 tokens, one a second: full again 2 s after empty, so a tat beyond now + 2 s is a booking.
+  const bucket = tokenBucket({ capacity: 2, refillPerSecond: 1 });
+
+  it('holds nothing while it owes no more than a full bucket', () => {
+    assert.equal(bucket.heldMs?.(3_000_000, 1000), 0);
+    assert.equal(bucket.heldMs?.(500_000, 1000), 0);
+  });
+
+  it('holds until the last booked admission, to the ms rounded up', () => {
+    assert.equal(bucket.heldMs?.(3_000_001, 1000), 1);
+    assert.equal(bucket.heldMs?.(4_500_000, 1000), 1500);
+  });
+
+  it('never holds one in a bucket that never refills: nothing is booked ahead there', () => {
+    assert.equal(tokenBucket({ capacity: 2, refillPerSecond: 0 }).heldMs?.(7, 1000), 0);
+  });
+});

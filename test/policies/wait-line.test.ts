@@ -74,6 +74,56 @@ describe('limiter.wait in line', () => {
     assert.equal((await window.consume('api')).allowed, true, 'the next window, no lockout');
   });
 
+  it('waits out a block, and gives up at once when the block outlasts maxWaitMs', async () => {
+    const limiter = createLimiter({
+      policy: tokenBucket({ capacity: 5, refillPerSecond: 1 }),
+      store: new MemoryStore({ autoCleanup: false }),
+      blockMs: 0,
+    });
+    await limiter.block('api', 1000);
+    await assert.rejects(limiter.wait('api', { maxWaitMs: 500 }), /the earliest it could pass is in 1000 ms/);
+    let admittedAt: number | undefined;
+    const started = Date.now();
+    void limiter.wait('api', { maxWaitMs: 5000 }).then(() => {
+      admittedAt = Date.now() - started;
+    });
+    await advance(1100);
+    assert.equal(admittedAt, 1000);
+  });
+
+  it('lines up a limiter with any policy that cannot be booked ahead, beside a token bucket', async () => {
+    const limiter = createLimiter({
+      policy: [
+        tokenBucket({ capacity: 100, refillPerSecond: 100 }),
+        fixedWindow({ limit: 3, windowMs: 1000 }),
+      ],
+      store: new MemoryStore({ autoCleanup: false }),
+    });
+    await limiter.consume('api', { cost: 2 });
+    const order: string[] = [];
+    const big = limiter.wait('api', { cost: 3 }).then(() => order.push('cost 3, first'));
+    await settle();
+    const small = limiter.wait('api', { cost: 1 }).then(() => order.push('cost 1, later'));
+    await advance(2000);
+    await Promise.all([big, small]);
+    assert.deepEqual(order, ['cost 3, first', 'cost 1, later']);
+  });
+
+  it('a caller behind the first whose deadline is the earliest instant is not turned away: it may pass then', async () => {
+    const limiter = createLimiter({
+      policy: fixedWindow({ limit: 1, windowMs: 10_000 }),
+      store: new MemoryStore(),
+    });
+    await limiter.consume('api');
+    const outcomes: string[] = [];
+    void limiter.wait('api').then(() => outcomes.push('first'));
+    limiter.wait('api', { maxWaitMs: 10_000 }).catch((error: Error) => outcomes.push(error.message));
+    limiter.wait('api', { maxWaitMs: 9_999 }).catch((error: Error) => outcomes.push(error.message));
+    await settle();
+    assert.equal(outcomes.length, 1, 'only the one whose deadline comes sooner gave up');
+    assert.match(outcomes[0] as string, /\(9999 ms\): the earliest it could pass is in 10000 ms/);
+  });
+
   it('a thousand waiters: about two store calls per admission, each admitted in the order it came', async () => {
     const { store, calls } = countingStore();
     const limiter = createLimiter({ policy: concurrency({ max: 2, leaseMs: 60_000 }), store });
@@ -196,6 +246,57 @@ describe('limiter.wait in line', () => {
 });
 
 describe('WaitLine', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+  afterEach(() => mock.timers.reset());
+
+  /** The first in line of `identifier`'s line, and a way to tell whether its nap has ended. */
+  async function firstInLine(line: WaitLine, identifier: string) {
+    const place = line.join(identifier);
+    await place.turn(Date.now() + 60_000, 60_000, undefined);
+    const nap = (ms: number) => {
+      const ended = { done: false };
+      const promise = place.nap(ms, undefined).then(() => {
+        ended.done = true;
+      });
+      return { ended, promise };
+    };
+    return { place, nap };
+  }
+
+  it('a release while the first is asking ends its next nap at once; one before its ask does not', async () => {
+    const line = new WaitLine();
+    const { place, nap } = await firstInLine(line, 'a');
+    place.asking();
+    line.released('a');
+    const woken = nap(100);
+    await settle();
+    assert.equal(woken.ended.done, true, 'the release came after the ask began: ask again at once');
+    line.released('a');
+    place.asking();
+    const idle = nap(100);
+    await settle();
+    assert.equal(idle.ended.done, false, 'the ask after it saw the release already');
+    mock.timers.tick(100);
+    await idle.promise;
+  });
+
+  it('a release during a nap ends it; after a nap that ran out, the next release is not lost', async () => {
+    const line = new WaitLine();
+    const { place, nap } = await firstInLine(line, 'a');
+    const first = nap(100);
+    await settle();
+    line.released('a');
+    await first.promise;
+    const second = nap(100);
+    mock.timers.tick(100);
+    await second.promise;
+    place.asking();
+    line.released('a');
+    const third = nap(100);
+    await settle();
+    assert.equal(third.ended.done, true);
+  });
+
   it('forgets a line once its last caller leaves, also one that never got in (its signal had aborted)', async () => {
     const line = new WaitLine();
     const aborted = AbortSignal.abort(new Error('gone'));
