@@ -91,23 +91,27 @@ describe('limiter.wait in line', () => {
     assert.equal(admittedAt, 1000);
   });
 
-  it('lines up a limiter with any policy that cannot be booked ahead, beside a token bucket', async () => {
-    const limiter = createLimiter({
-      policy: [
-        tokenBucket({ capacity: 100, refillPerSecond: 100 }),
-        fixedWindow({ limit: 3, windowMs: 1000 }),
-      ],
-      store: new MemoryStore({ autoCleanup: false }),
+  // Beside a token bucket too: a limiter lines up when any of its policies cannot be booked ahead.
+  for (const [name, policy] of [
+    ['a window', fixedWindow({ limit: 3, windowMs: 1000 })],
+    [
+      'a window beside a token bucket',
+      [tokenBucket({ capacity: 100, refillPerSecond: 100 }), fixedWindow({ limit: 3, windowMs: 1000 })],
+    ],
+  ] as const) {
+    it(`a later caller does not overtake one waiting for more room: ${name}`, async () => {
+      const limiter = createLimiter({ policy, store: new MemoryStore({ autoCleanup: false }) });
+      await limiter.consume('api', { cost: 2 });
+      const order: string[] = [];
+      const big = limiter.wait('api', { cost: 3 }).then(() => order.push('cost 3, first'));
+      await settle();
+      const small = limiter.wait('api', { cost: 1 }).then(() => order.push('cost 1, later'));
+      // The first takes the next window whole; the later one, the one after.
+      await advance(2000);
+      await Promise.all([big, small]);
+      assert.deepEqual(order, ['cost 3, first', 'cost 1, later']);
     });
-    await limiter.consume('api', { cost: 2 });
-    const order: string[] = [];
-    const big = limiter.wait('api', { cost: 3 }).then(() => order.push('cost 3, first'));
-    await settle();
-    const small = limiter.wait('api', { cost: 1 }).then(() => order.push('cost 1, later'));
-    await advance(2000);
-    await Promise.all([big, small]);
-    assert.deepEqual(order, ['cost 3, first', 'cost 1, later']);
-  });
+  }
 
   it('a caller behind the first whose deadline is the earliest instant is not turned away: it may pass then', async () => {
     const limiter = createLimiter({
@@ -158,22 +162,6 @@ describe('limiter.wait in line', () => {
       order,
       Array.from({ length: 30 }, (_, i) => i),
     );
-  });
-
-  it('a later caller does not overtake one waiting for more room', async () => {
-    const limiter = createLimiter({
-      policy: fixedWindow({ limit: 3, windowMs: 1000 }),
-      store: new MemoryStore(),
-    });
-    await limiter.consume('api', { cost: 2 });
-    const order: string[] = [];
-    const big = limiter.wait('api', { cost: 3 }).then(() => order.push('cost 3, first'));
-    await settle();
-    const small = limiter.wait('api', { cost: 1 }).then(() => order.push('cost 1, later'));
-    // The first takes the next window whole; the later one, the one after.
-    await advance(2000);
-    await Promise.all([big, small]);
-    assert.deepEqual(order, ['cost 3, first', 'cost 1, later']);
   });
 
   it('a caller in line gives up at once when the first learns nobody passes before its deadline', async () => {
