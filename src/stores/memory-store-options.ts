@@ -62,3 +62,13 @@ export function memoryStoreSettings(options: MemoryStoreOptions): MemoryStoreSet
     clock,
   };
 }
+
+/** A limiter's policies each need a bucket of one request: `maxBuckets` must hold them all. */
+export function checkBucketRoom(policies: number, maxBuckets: number): void {
+  if (policies > maxBuckets)
+    throw configError(
+      'maxBuckets',
+      `must be at least the number of policies of a limiter on this store (${policies})`,
+      maxBuckets,
+    );
+}

@@ -1,11 +1,10 @@
 // The embedded default store: the TypeScript transitions over bounded maps of packed buckets, one per scope and policy.
-import { configError } from '../errors.js';
 import { bucketKey, memberOf, parseBucketKey } from '../key.js';
 import { evaluatePolicies, type StateWrite } from '../policies/evaluate.js';
 import type { AnyPolicy, PolicyKind, PolicyResult } from '../policies/policy.js';
 import { BucketSlots, tooFewBuckets } from './bucket-pool.js';
 import { EvictionQueue } from './eviction-queue.js';
-import { type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
+import { checkBucketRoom, type MemoryStoreOptions, memoryStoreSettings } from './memory-store-options.js';
 import { checkRetentionCap, keptUntil } from './retention.js';
 import type { EvictionState, RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from './store.js';
 import { TableNumbers } from './table-numbers.js';
@@ -140,13 +139,7 @@ export class MemoryStore implements Store {
 
   /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
   checkPolicies(policies: readonly AnyPolicy[]): void {
-    if (policies.length > this.#maxBuckets) {
-      throw configError(
-        'maxBuckets',
-        `must be at least the number of policies of a limiter on this store (${policies.length})`,
-        this.#maxBuckets,
-      );
-    }
+    checkBucketRoom(policies.length, this.#maxBuckets);
     checkRetentionCap('inactiveAfterMs', this.#inactiveAfterMs, { ms: 1, name: 'ms' }, policies);
   }
 
