@@ -1,15 +1,69 @@
 // The import rules of the library's layers, checked in CI by `npm run check:layers` (type-only imports included).
-// Layers, bottom up: the foundation (errors, integers, durations, option checks, the logger and identity types),
-// the policies, then the core (limiter, decisions, headers, keys, identities, stores) beside the simulation (which
-// runs only the policies), the gate, the edges (adapters, admin, metrics, otel: none imports another), the
-// simulator's server, and the CLI on top. Each layer imports only those below it.
-
-const FOUNDATION = '^src/(errors|integer|duration|validate|logger)\\.ts$|^src/identity/identity\\.ts$';
-const CORE =
-  '^src/(decision|decision-outcome|headers|key|lease|limiter|limiter-checks|observability|rate-limit-info|refund-spend|shared-scope|sleep|tiers|wait|wait-line)\\.ts$|^src/(policies|stores|identity)/';
-/** The gate and its helpers: what every adapter shares. */
-const GATE = '^src/gate(-completion|-options|-response|-throw)?\\.ts$';
-const ABOVE_THE_CORE = `^src/(index\\.ts|adapters/|admin/|metrics/|otel/|simulation/|simulator/|cli)|${GATE}`;
+// Bottom up: core, policies, stores, identity, decision, limiter, gate; above them the edges (adapters, admin,
+// telemetry), the simulator's engine (on the policies alone) and server, the main entry, and the CLI on top.
+// Layers are folders: a module's layer is the folder it is put in, so a new file lands in one by where it goes.
+const LAYERS = [
+  [
+    'core',
+    [],
+    'Errors, integers, durations, option checks, the logger: imported by every layer, importing none.',
+  ],
+  [
+    'policies',
+    ['core'],
+    'A policy is a pure transition: it needs the core and other policies, nothing that runs it.',
+  ],
+  [
+    'stores',
+    ['core', 'policies'],
+    'A store runs the policies on its state; it knows no limiter, gate or edge.',
+  ],
+  ['identity', ['core', 'stores'], 'Who a request is: hashing and parsing only, below every caller.'],
+  [
+    'decision',
+    ['core', 'policies', 'stores'],
+    'What a decision says and the headers it makes, from store results.',
+  ],
+  [
+    'limiter',
+    ['core', 'policies', 'stores', 'decision'],
+    'The limiter: keys, waits, leases and refunds over a store, with no request in sight.',
+  ],
+  [
+    'gate',
+    ['core', 'policies', 'stores', 'identity', 'decision', 'limiter'],
+    'The gate is what every adapter shares; it must not depend on any of them or on the tools beside them.',
+  ],
+  [
+    'adapters',
+    ['core', 'policies', 'stores', 'identity', 'decision', 'limiter', 'gate'],
+    'An adapter translates one framework onto the gate, and nothing else.',
+  ],
+  [
+    'admin',
+    ['core', 'policies', 'stores', 'identity', 'decision', 'limiter'],
+    'The admin endpoints sit beside the adapters, usable alone.',
+  ],
+  [
+    'telemetry',
+    ['core', 'stores', 'decision', 'gate'],
+    'Prometheus and OpenTelemetry read decisions and store figures; nothing of the library depends on them.',
+  ],
+  [
+    'simulator/engine',
+    ['core', 'policies'],
+    "The offline simulation runs the policies' own transitions and needs nothing else of the library.",
+  ],
+  [
+    'simulator/server',
+    ['core', 'policies', 'stores', 'decision', 'limiter', 'adapters/node', 'simulator/engine'],
+    "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
+  ],
+];
+const folder = (name) => `^src/${name}/`;
+const EVERY_LAYER = LAYERS.map(([name]) => folder(name)).join('|');
+/** The two modules at the root: the package's main entry (above every layer but the CLI) and the command. */
+const ENTRIES = '^src/(index|cli)\\.ts$';
 // Matched on resolved paths, so type-only imports (resolved to @types packages) count too.
 const FRAMEWORKS =
   'node_modules/(@types/)?(express|fastify|fastify-plugin|hono|koa|@hono/[^/]+|@nestjs/[^/]+)/';
@@ -18,6 +72,17 @@ const REDIS_CLIENTS = 'node_modules/(@types/)?(ioredis|redis|@redis/[^/]+)/';
 /** A rule that `from` imports nothing matching `to`. */
 function forbid(name, comment, from, to) {
   return { name, comment, severity: 'error', from, to };
+}
+
+/** A layer imports its own folder and the layers it names, nothing else of src/. */
+function layer([name, below, comment]) {
+  const allowed = [name, ...below].map(folder).join('|');
+  return forbid(
+    `${name.replace('/', '-')}-imports-only-below`,
+    comment,
+    { path: folder(name) },
+    { path: '^src/', pathNot: allowed },
+  );
 }
 
 module.exports = {
@@ -29,55 +94,35 @@ module.exports = {
       { circular: true },
     ),
     forbid(
-      'foundation-is-the-floor',
-      'The foundation modules are imported by every layer, so they import no other library module.',
-      { path: FOUNDATION },
-      { path: '^src/', pathNot: FOUNDATION },
+      'every-module-in-a-layer',
+      "A module outside every layer's folder is held to no rule: put it in the folder of its layer.",
+      { path: '^src/', pathNot: `${EVERY_LAYER}|${ENTRIES}|^src/cli/` },
+      { path: '^src/' },
+    ),
+    ...LAYERS.map(layer),
+    forbid(
+      'the-main-entry-imports-no-edge-tool',
+      'The main entry is the application API: each edge tool is its own subpath, paid for only when imported.',
+      { path: '^src/index\\.ts$' },
+      { path: '^src/(adapters|admin|telemetry|simulator|cli)/' },
     ),
     forbid(
-      'policies-import-nothing-above',
-      'A policy is a pure transition: it needs the foundation and other policies, nothing that runs it.',
-      { path: '^src/policies/' },
-      { path: '^src/', pathNot: `^src/policies/|${FOUNDATION}` },
+      'nothing-imports-the-main-entry',
+      'Every module imports the one it needs, so the main entry loads nothing twice and stays a list of exports.',
+      { path: '^src/' },
+      { path: ENTRIES },
     ),
     forbid(
-      'core-imports-no-edge',
-      'The core knows no gate, adapter, admin, metrics, simulation, simulator or CLI: they are built on it.',
-      { path: CORE },
-      { path: ABOVE_THE_CORE },
+      'adapters-import-no-other-adapter',
+      'Each adapter stands alone: loading one framework never loads another.',
+      { path: '^src/adapters/([^/]+)/' },
+      { path: '^src/adapters/', pathNot: '^src/adapters/$1/' },
     ),
     forbid(
-      'simulation-runs-only-the-policies',
-      "The offline simulation runs the policies' own transitions and needs nothing else of the library.",
-      { path: '^src/simulation/' },
-      { path: '^src/', pathNot: `^src/(simulation|policies)/|${FOUNDATION}` },
-    ),
-    forbid(
-      'gate-imports-only-the-core',
-      'The gate is what every adapter shares; it must not depend on any of them or on the tools beside them.',
-      { path: GATE },
-      { path: ABOVE_THE_CORE, pathNot: GATE },
-    ),
-    forbid(
-      'adapters-import-no-other-edge',
-      'An adapter translates one framework onto the gate, and nothing else.',
-      { path: '^src/adapters/' },
-      { path: '^src/(index\\.ts|admin/|metrics/|otel/|simulation/|simulator/|cli)' },
-    ),
-    forbid(
-      'operations-tools-import-no-other-edge',
-      'Operations tools (admin, Prometheus and OpenTelemetry metrics) sit beside the adapters, each usable alone.',
-      { path: '^src/(admin|metrics|otel)/' },
-      {
-        path: '^src/(index\\.ts|adapters/|simulation/|simulator/|cli|admin/|metrics/|otel/)',
-        pathNot: '^src/$1/',
-      },
-    ),
-    forbid(
-      'simulator-below-the-cli',
-      "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
-      { path: '^src/simulator/' },
-      { path: '^src/(index\\.ts|admin/|metrics/|otel/|cli)' },
+      'telemetry-exporters-stand-alone',
+      'Prometheus and OpenTelemetry each work alone; they share only the description of the instruments.',
+      { path: '^src/telemetry/(prometheus|otel)/' },
+      { path: '^src/telemetry/(prometheus|otel)/', pathNot: '^src/telemetry/$1/' },
     ),
     forbid(
       'only-the-command-imports-the-cli',
@@ -112,13 +157,13 @@ module.exports = {
     forbid(
       'prom-client-only-in-metrics',
       'Prometheus is opt-in through tollgate/metrics.',
-      { path: '^src/', pathNot: '^src/metrics/' },
+      { path: '^src/', pathNot: '^src/telemetry/prometheus/' },
       { path: 'node_modules/prom-client/' },
     ),
     forbid(
       'opentelemetry-only-in-otel',
       'OpenTelemetry is opt-in through tollgate/otel.',
-      { path: '^src/', pathNot: '^src/otel/' },
+      { path: '^src/', pathNot: '^src/telemetry/otel/' },
       { path: 'node_modules/@opentelemetry/' },
     ),
     forbid(

@@ -5,7 +5,7 @@ import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { rateLimit } from '../src/adapters/express.js';
+import { rateLimit } from '../src/adapters/express/express.js';
 import { MemoryStore } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import { KEYS } from './direct.js';

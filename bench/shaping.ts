@@ -1,5 +1,5 @@
 // Section 6: what a concurrency slot (acquire + release) and a wait cost beside a plain decision, on both stores.
-import { toDecision } from '../src/decision.js';
+import { toDecision } from '../src/decision/decision.js';
 import {
   type AnyPolicy,
   concurrency,
@@ -9,7 +9,7 @@ import {
   MemoryStore,
   tokenBucket,
 } from '../src/index.js';
-import { encodeIdentifier } from '../src/key.js';
+import { encodeIdentifier } from '../src/stores/key.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import type { Store, StoreRequest } from '../src/stores/store.js';
 import { KEYS, medianLoad } from './direct.js';

@@ -13,7 +13,7 @@ import {
 } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis/index.js';
 import type { Store } from '../src/stores/store.js';
-import { countingStore } from '../test/policies/wait-helpers.js';
+import { countingStore } from '../test/limiter/wait-helpers.js';
 import type { BenchRedis } from './redis.js';
 import { count, fixed, median, type Table } from './table.js';
 import { HOLDER_SCOPE, heldSlot } from './waiting-slot.js';

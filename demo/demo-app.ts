@@ -1,18 +1,18 @@
 // The demo application: one route per common case (a strict route, bursts, each algorithm, tiers), each behind its limits.
 import { randomBytes } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
-import { type ExpressRateLimitOptions, rateLimit } from '../src/adapters/express.js';
+import { type ExpressRateLimitOptions, rateLimit } from '../src/adapters/express/express.js';
 import { adminMiddleware } from '../src/admin/express.js';
 import { addressIdentity } from '../src/identity/address-identity.js';
 import { apiKeyId, apiKeyIdentity } from '../src/identity/api-key-identity.js';
 import { identifierHasher } from '../src/identity/identifier-hash.js';
-import { createLimiter, type Limiter } from '../src/limiter.js';
-import { createMetrics } from '../src/metrics/create-metrics.js';
+import { createLimiter, type Limiter } from '../src/limiter/limiter.js';
 import type { AnyPolicy } from '../src/policies/policy.js';
 import { tokenBucket } from '../src/policies/token-bucket.js';
-import { LIVE_ROUTES, liveLimiter } from '../src/simulator/live-routes.js';
-import { simulatorHandler } from '../src/simulator/simulator-handler.js';
+import { LIVE_ROUTES, liveLimiter } from '../src/simulator/server/live-routes.js';
+import { simulatorHandler } from '../src/simulator/server/simulator-handler.js';
 import type { Store } from '../src/stores/store.js';
+import { createMetrics } from '../src/telemetry/prometheus/create-metrics.js';
 import { createDemoLogger } from './demo-logger.js';
 import { type DemoLogger, requestLog } from './request-log.js';
 

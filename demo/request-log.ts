@@ -1,11 +1,11 @@
 // The demos' structured request logs: one line per request, with every limiter's decision and the client IP hashed.
 import type { Request, RequestHandler } from 'express';
 import { loggedAdminPath } from '../src/admin/admin-path.js';
-import { decisionOutcome } from '../src/decision-outcome.js';
-import type { DecisionEvent } from '../src/gate-options.js';
+import type { Logger } from '../src/core/logger.js';
+import { decisionOutcome } from '../src/decision/outcome.js';
+import type { DecisionEvent } from '../src/gate/options.js';
 import { addressIdentity } from '../src/identity/address-identity.js';
 import type { IdentifierHasher } from '../src/identity/identifier-hash.js';
-import type { Logger } from '../src/logger.js';
 
 /** What the demos log through: pino, or anything with its `info(object, message)`. */
 export interface DemoLogger extends Logger {

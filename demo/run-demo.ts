@@ -1,5 +1,5 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
-import { TollgateError } from '../src/errors.js';
+import { TollgateError } from '../src/core/errors.js';
 import { createDemoApp, DEFAULT_API_KEYS, type DemoOptions, defaultPaidApiKeys } from './demo-app.js';
 import { createDemoLogger } from './demo-logger.js';
 import { serve } from './serve.js';

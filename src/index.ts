@@ -1,11 +1,19 @@
 // `tollgate`: what an application uses: limiters and their policies, the in-memory store, identities, headers.
-export type { Decision, PolicyDecision } from './decision.js';
-export { DECISION_OUTCOMES, type DecisionOutcome, decisionOutcome, isNearLimit } from './decision-outcome.js';
-export type { Duration } from './duration.js';
-export { TollgateError, type TollgateErrorCode } from './errors.js';
-export { createGate, type Gate, type GateOutcome } from './gate.js';
-export type { DecisionEvent, GateOptions } from './gate-options.js';
-export { type HeaderOptions, type HeaderStyle, type LegacyReset, rateLimitHeaders } from './headers.js';
+
+export type { Duration } from './core/duration.js';
+export { TollgateError, type TollgateErrorCode } from './core/errors.js';
+export type { Logger } from './core/logger.js';
+export type { Decision, PolicyDecision } from './decision/decision.js';
+export {
+  type HeaderOptions,
+  type HeaderStyle,
+  type LegacyReset,
+  rateLimitHeaders,
+} from './decision/headers.js';
+export { DECISION_OUTCOMES, type DecisionOutcome, decisionOutcome, isNearLimit } from './decision/outcome.js';
+export type { RateLimitInfo } from './decision/rate-limit-info.js';
+export { createGate, type Gate, type GateOutcome } from './gate/gate.js';
+export type { DecisionEvent, GateOptions } from './gate/options.js';
 export { type AddressIdentityOptions, addressIdentity } from './identity/address-identity.js';
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';
@@ -17,8 +25,8 @@ export {
   type LimiterOptions,
   type RefundOptions,
   type WaitOptions,
-} from './limiter.js';
-export type { Logger } from './logger.js';
+} from './limiter/limiter.js';
+export type { Tiers } from './limiter/tiers.js';
 export {
   type AnyPolicy,
   type ConcurrencyOptions,
@@ -32,7 +40,5 @@ export {
   tokenBucket,
   type WindowOptions,
 } from './policies/index.js';
-export type { RateLimitInfo } from './rate-limit-info.js';
-export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
 export type { Store } from './stores/store.js';
-export type { Tiers } from './tiers.js';

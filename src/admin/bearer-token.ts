@@ -1,6 +1,6 @@
 // The admin bearer token check: constant time, and no different path for a missing, short or long token.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { configError } from '../errors.js';
+import { configError } from '../core/errors.js';
 
 /** Shorter tokens are guessable offline faster than the admin throttle can matter. */
 export const MIN_TOKEN_LENGTH = 16;

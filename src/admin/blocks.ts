@@ -1,8 +1,8 @@
 // GET blocks and POST unblock: the lockouts the limiters' stores hold, found by their keys, named only by keyed hash.
 import type { IdentifierHasher } from '../identity/identifier-hash.js';
-import { parseBucketKey } from '../key.js';
-import type { Limiter } from '../limiter.js';
+import type { Limiter } from '../limiter/limiter.js';
 import { LOCKOUT_NAME } from '../policies/lockout.js';
+import { parseBucketKey } from '../stores/key.js';
 import type { Store } from '../stores/store.js';
 import { MAX_LISTED_IDENTIFIERS } from './stats.js';
 

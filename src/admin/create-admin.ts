@@ -1,16 +1,16 @@
 // The admin endpoints as one framework-free handler: bearer auth in constant time, throttled, and no identifier in the clear.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Decision } from '../decision.js';
-import { type Duration, parseDuration } from '../duration.js';
-import { configError } from '../errors.js';
+import { type Duration, parseDuration } from '../core/duration.js';
+import { configError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { knownKeys, loggerOption, optionalFunction, positiveInteger } from '../core/validate.js';
+import type { Decision } from '../decision/decision.js';
 import { addressIdentity } from '../identity/address-identity.js';
 import { identifierHasher } from '../identity/identifier-hash.js';
-import { createLimiter, type Limiter } from '../limiter.js';
-import type { Logger } from '../logger.js';
+import { createLimiter, type Limiter } from '../limiter/limiter.js';
 import { fixedWindow } from '../policies/fixed-window.js';
-import { MemoryStore } from '../stores/memory-store.js';
+import { MemoryStore } from '../stores/memory/memory-store.js';
 import type { Store } from '../stores/store.js';
-import { knownKeys, loggerOption, optionalFunction, positiveInteger } from '../validate.js';
 import { type AdminRoute, adminRoute, DEFAULT_ADMIN_BASE_PATH, normalizedPath } from './admin-path.js';
 import { bearerTokenCheck } from './bearer-token.js';
 import { blockSources, isIdentifierHash, liftBlock, listBlocks } from './blocks.js';

@@ -1,6 +1,6 @@
 // GET stats: how many buckets each scope holds and for how many clients, never naming a client.
 import type { IdentifierHasher } from '../identity/identifier-hash.js';
-import { parseBucketKey } from '../key.js';
+import { parseBucketKey } from '../stores/key.js';
 
 /** Hashed identifiers listed per scope at most: enough to correlate, bounded however large the store grows. */
 export const MAX_LISTED_IDENTIFIERS = 1000;

@@ -1,6 +1,6 @@
 // What the command's server logs, on stderr one line per entry: `tollgate: ...`, or with --json one JSON object.
 import { inspect } from 'node:util';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * A Logger for the simulator and its limiters. They log pino's way, `(error, message)`: the line is the message

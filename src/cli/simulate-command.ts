@@ -1,8 +1,8 @@
 // `tollgate simulate`: the library's simulator on node:http and an in-memory store, until SIGINT or SIGTERM.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { simulatorHandler } from '../simulator/simulator-handler.js';
-import { MemoryStore } from '../stores/memory-store.js';
+import { simulatorHandler } from '../simulator/server/simulator-handler.js';
+import { MemoryStore } from '../stores/memory/memory-store.js';
 import { CliError, errorText } from './cli-error.js';
 import { cliLogger } from './cli-logger.js';
 

@@ -1,7 +1,7 @@
 // The identity of a client address: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 grouped by network prefix.
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { configError } from '../errors.js';
+import { configError } from '../core/errors.js';
 
 export interface AddressIdentityOptions {
   /**

@@ -1,7 +1,7 @@
 // API-key identity: only a recognised key names the client; any other key counts as the fallback (the IP).
 import { createHash } from 'node:crypto';
-import { configError } from '../errors.js';
-import { optionalFunction } from '../validate.js';
+import { configError } from '../core/errors.js';
+import { optionalFunction } from '../core/validate.js';
 import type { Identity } from './identity.js';
 
 export interface ApiKeyIdentityOptions<Req> {

@@ -1,6 +1,6 @@
 // Keyed hashes of client identities, so logs and admin output can be correlated without naming anyone.
 import { createHmac, randomBytes } from 'node:crypto';
-import { encodeIdentifier } from '../key.js';
+import { encodeIdentifier } from '../stores/key.js';
 
 export interface IdentifierHasher {
   /** The hash of an identity as a limiter is given it (`'1.2.3.4'`, `apiKeyId(key)`). */

@@ -1,7 +1,7 @@
 // Concurrency limit: at most `max` requests in flight per identifier, each holding a leased slot, and its Lua twin.
-import { type Duration, parseDuration } from '../duration.js';
-import { configError } from '../errors.js';
-import { MAX_SPAN, nonNegativeInteger } from '../validate.js';
+import { type Duration, parseDuration } from '../core/duration.js';
+import { configError } from '../core/errors.js';
+import { MAX_SPAN, nonNegativeInteger } from '../core/validate.js';
 import {
   type Policy,
   type PolicyNameOption,

@@ -1,5 +1,5 @@
 // The contract every policy meets: a pure, integer-exact state transition, with a Lua twin of the same steps.
-import { configError } from '../errors.js';
+import { configError } from '../core/errors.js';
 
 export type PolicyKind =
   | 'token-bucket'

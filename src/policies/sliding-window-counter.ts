@@ -1,5 +1,5 @@
 // Sliding window counter: two counters weighted by overlap (Cloudflare's approximation), O(1) state, and its Lua twin.
-import { floorDiv } from '../integer.js';
+import { floorDiv } from '../core/integer.js';
 import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 

@@ -1,5 +1,5 @@
 // Sliding window log: exact, one timestamp per unit admitted in the last window, and its Lua twin.
-import { configError } from '../errors.js';
+import { configError } from '../core/errors.js';
 import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
 import { type WindowOptions, windowParams } from './window-options.js';
 

@@ -1,7 +1,7 @@
 // Token bucket, stored GCRA-style as one integer (the theoretical arrival time), and its Lua twin.
-import { configError } from '../errors.js';
-import { ceilDiv, floorDiv } from '../integer.js';
-import { MAX_SPAN, nonNegativeInteger, nonNegativeNumber } from '../validate.js';
+import { configError } from '../core/errors.js';
+import { ceilDiv, floorDiv } from '../core/integer.js';
+import { MAX_SPAN, nonNegativeInteger, nonNegativeNumber } from '../core/validate.js';
 import {
   type Policy,
   type PolicyNameOption,

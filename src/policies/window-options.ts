@@ -1,8 +1,8 @@
 // Options shared by the three window policies, validated in one place.
-import type { Duration } from '../duration.js';
-import { parseDuration } from '../duration.js';
-import { configError } from '../errors.js';
-import { MAX_SPAN, nonNegativeInteger } from '../validate.js';
+import type { Duration } from '../core/duration.js';
+import { parseDuration } from '../core/duration.js';
+import { configError } from '../core/errors.js';
+import { MAX_SPAN, nonNegativeInteger } from '../core/validate.js';
 import type { PolicyNameOption } from './policy.js';
 
 export interface WindowOptions extends PolicyNameOption {

@@ -1,6 +1,5 @@
 // `tollgate/store`: what the author of a custom store needs: the contract, the policies' transitions and the key layout.
 
-export { bucketKey, memberOf, type ParsedBucketKey, parseBucketKey } from '../key.js';
 export type {
   Operation,
   PolicyKind,
@@ -11,6 +10,7 @@ export type {
   Write,
 } from '../policies/index.js';
 export { evaluatePolicies } from '../policies/index.js';
+export { bucketKey, memberOf, type ParsedBucketKey, parseBucketKey } from './key.js';
 export {
   type DegradedMode,
   degradedResponse,

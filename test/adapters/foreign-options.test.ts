@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { rateLimit as express } from '../../src/adapters/express.js';
-import { rateLimit as fastify } from '../../src/adapters/fastify.js';
-import { rateLimit as hono } from '../../src/adapters/hono.js';
-import { rateLimit as koa } from '../../src/adapters/koa.js';
-import { rateLimit as node } from '../../src/adapters/node.js';
+import { rateLimit as express } from '../../src/adapters/express/express.js';
+import { rateLimit as fastify } from '../../src/adapters/fastify/fastify.js';
+import { rateLimit as hono } from '../../src/adapters/hono/hono.js';
+import { rateLimit as koa } from '../../src/adapters/koa/koa.js';
+import { rateLimit as node } from '../../src/adapters/node/node.js';
 
 const factories: [string, (options: object) => unknown][] = [
   ['Hono', (options) => hono(options as never)],

@@ -7,11 +7,11 @@ import { type Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { stream } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { rateLimit } from '../../src/adapters/hono.js';
-import { createLimiter } from '../../src/limiter.js';
+import { rateLimit } from '../../src/adapters/hono/hono.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
 import { concurrency } from '../../src/policies/concurrency.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import {
   listen,
   type RoutePlan,

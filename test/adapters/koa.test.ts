@@ -4,10 +4,10 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import Koa, { type Context } from 'koa';
-import { type KoaRateLimitOptions, rateLimit } from '../../src/adapters/koa.js';
-import { createLimiter } from '../../src/limiter.js';
+import { type KoaRateLimitOptions, rateLimit } from '../../src/adapters/koa/koa.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import {
   type ContractApp,
   listen,

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { it } from 'node:test';
-import { rateLimit, withRateLimit } from '../../src/adapters/node.js';
-import { createLimiter } from '../../src/limiter.js';
+import { rateLimit, withRateLimit } from '../../src/adapters/node/node.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import {
   listen,
   type RoutePlan,

@@ -2,11 +2,11 @@
 import { createServer } from 'node:http';
 import { after, before } from 'node:test';
 import { createAdmin } from '../../src/admin/index.js';
-import { createLimiter, type Limiter } from '../../src/limiter.js';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter.js';
 import { concurrency } from '../../src/policies/concurrency.js';
 import { fixedWindow } from '../../src/policies/fixed-window.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import type { Store } from '../../src/stores/store.js';
 import { type ContractApp, listen, silentLogger } from '../contract/adapter-contract.js';

@@ -6,10 +6,10 @@ import { syncBuiltinESMExports } from 'node:module';
 import { describe, it, mock } from 'node:test';
 import express from 'express';
 import { adminMiddleware, createAdmin } from '../../src/admin/index.js';
-import { TollgateError } from '../../src/errors.js';
-import { createLimiter } from '../../src/limiter.js';
+import { TollgateError } from '../../src/core/errors.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { listen, silentLogger } from '../contract/adapter-contract.js';
 import { describeWithRedis } from '../harness/suite.js';
 import {

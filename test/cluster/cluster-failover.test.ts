@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { createLimiter, type Decision, fixedWindow, type Limiter } from '../../src/index.js';
-import { bucketKeys } from '../../src/key.js';
+import { bucketKeys } from '../../src/stores/key.js';
 import type { RedisFixture } from '../contract/differential.js';
 import { type RedisCluster, type RedisClusterNode, startRedisCluster } from '../harness/redis-cluster.js';
 import { describeWithRedisCluster } from '../harness/suite.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
 import type { Limiter } from '../../src/index.js';
-import { bucketKeys } from '../../src/key.js';
+import { bucketKeys } from '../../src/stores/key.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
 import type { RedisFixture } from '../contract/differential.js';
 import type { RedisCluster } from '../harness/redis-cluster.js';

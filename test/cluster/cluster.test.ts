@@ -11,7 +11,7 @@ import {
   TollgateError,
   tokenBucket,
 } from '../../src/index.js';
-import { bucketKeys } from '../../src/key.js';
+import { bucketKeys } from '../../src/stores/key.js';
 import { clusterSlot } from '../../src/stores/redis/cluster-slot.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { FUNCTION_NAME } from '../../src/stores/redis/script.js';

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { it, mock } from 'node:test';
 import { parseList } from 'structured-headers';
-import type { Decision } from '../../src/decision.js';
-import type { Limiter } from '../../src/limiter.js';
+import type { Decision } from '../../src/decision/decision.js';
+import type { Limiter } from '../../src/limiter/limiter.js';
 import { degradedResponse, type Store } from '../../src/stores/store.js';
 import { CAPACITY, fixture, rateLimitFields, T0, unitsLeft } from './adapter-contract-fixtures.js';
 import {

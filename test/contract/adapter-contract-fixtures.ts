@@ -1,12 +1,12 @@
 // The limiters, stores and routes the adapter contract's apps run on, and what its tests read back.
 import { mock } from 'node:test';
-import type { DecisionEvent } from '../../src/gate-options.js';
-import type { HeaderOptions, HeaderStyle } from '../../src/headers.js';
-import { rateLimitHeaders } from '../../src/headers.js';
-import { createLimiter, type Limiter } from '../../src/limiter.js';
+import type { HeaderOptions, HeaderStyle } from '../../src/decision/headers.js';
+import { rateLimitHeaders } from '../../src/decision/headers.js';
+import type { DecisionEvent } from '../../src/gate/options.js';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter.js';
 import type { AnyPolicy } from '../../src/policies/policy.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { Store } from '../../src/stores/store.js';
 import { CLIENT, type ContractOptions, type RoutePlan, within } from './adapter-contract-http.js';
 

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import type { Decision } from '../../src/decision.js';
-import type { GateOptions } from '../../src/gate-options.js';
-import type { RateLimitInfo } from '../../src/rate-limit-info.js';
+import type { Decision } from '../../src/decision/decision.js';
+import type { RateLimitInfo } from '../../src/decision/rate-limit-info.js';
+import type { GateOptions } from '../../src/gate/options.js';
 
 export interface ContractApp {
   /** Base URL of an app that answers `GET /` with 200 JSON behind the limiter. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { toDecision } from '../../src/decision.js';
+import { toDecision } from '../../src/decision/decision.js';
 import {
   type AnyPolicy,
   concurrency,
@@ -17,8 +17,8 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { encodeIdentifier } from '../../src/key.js';
 import { lockout } from '../../src/policies/lockout.js';
+import { encodeIdentifier } from '../../src/stores/key.js';
 import type { RedisStore, RedisStoreOptions } from '../../src/stores/redis/index.js';
 import type { Store } from '../../src/stores/store.js';
 import { TestClock } from './store-contract.js';

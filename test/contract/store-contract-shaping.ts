@@ -1,7 +1,7 @@
 // The store contract's part beyond counting: refunds, concurrency slots, lockouts and booked admissions.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toDecision } from '../../src/decision.js';
+import { toDecision } from '../../src/decision/decision.js';
 import {
   type AnyPolicy,
   concurrency,
@@ -16,7 +16,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { encodeIdentifier } from '../../src/key.js';
+import { encodeIdentifier } from '../../src/stores/key.js';
 import type { TestClock } from './store-contract.js';
 
 /** One policy of each rate kind, 5 units per 10 s or so: what both parts of the store contract run on. */

@@ -1,7 +1,7 @@
 // One contract every store must pass (undici's cacheStoreTests, hono's runTest): a store is done when this is green.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { HEADER_STYLES } from '../../src/headers.js';
+import { HEADER_STYLES } from '../../src/decision/headers.js';
 import {
   type AnyPolicy,
   createLimiter,

@@ -4,8 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { rateLimit } from '../../src/adapters/express.js';
-import { TollgateError } from '../../src/errors.js';
+import { rateLimit } from '../../src/adapters/express/express.js';
+import { TollgateError } from '../../src/core/errors.js';
 import { fixedWindow } from '../../src/policies/fixed-window.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createDemoApp } from '../../demo/demo-app.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { type ContractApp, listen } from '../contract/adapter-contract.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -4,7 +4,7 @@ import { createServer, request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { createDemoApp } from '../../demo/demo-app.js';
-import { MemoryStore } from '../../src/stores/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { type ContractApp, listen } from '../contract/adapter-contract.js';
 
 const TOKEN = 'demo-admin-token-0123456789';

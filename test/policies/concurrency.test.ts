@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { concurrency } from '../../src/index.js';
 import type { ConcurrencyState } from '../../src/policies/index.js';
-import { result, throwsConfig } from './helpers.js';
+import { result, throwsConfig } from '../harness/policy-helpers.js';
 
 /** Asserts `fn` throws a configuration error for `option` with exactly `message`. */
 function refuses(fn: () => unknown, option: string, message: string): void {

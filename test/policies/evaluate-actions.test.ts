@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js';
 import { lockout } from '../../src/policies/lockout.js';
 import { evaluatePolicies, type PolicyResult } from '../../src/stores/index.js';
-import { result } from './helpers.js';
+import { result } from '../harness/policy-helpers.js';
 
 // Two tokens, one back per second (tat in µs): 2,000,000 at 0 is an empty bucket whose next token comes at 1000.
 const bucket = () => tokenBucket({ capacity: 2, refillPerSecond: 1 });

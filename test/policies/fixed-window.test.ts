@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow } from '../../src/index.js';
-import { Run, result, throwsConfig } from './helpers.js';
+import { Run, result, throwsConfig } from '../harness/policy-helpers.js';
 
 describe('fixedWindow: documented sequences', () => {
   it("limit 5 per '10s': counts down, denies until the window closes, then opens a new one", () => {

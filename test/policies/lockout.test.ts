@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LOCKOUT_NAME, lockedOut, lockout } from '../../src/policies/lockout.js';
-import { result } from './helpers.js';
+import { result } from '../harness/policy-helpers.js';
 
 const OPEN = result(true, 1, 0, 0);
 

@@ -10,7 +10,7 @@ import {
   tokenBucket,
 } from '../../src/index.js';
 import { scaledQuota } from '../../src/policies/policy.js';
-import { Run } from './helpers.js';
+import { Run } from '../harness/policy-helpers.js';
 
 describe('scaledQuota', () => {
   it('multiplies and rounds down', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { slidingWindowCounter } from '../../src/index.js';
-import { Run, result, throwsConfig } from './helpers.js';
+import { Run, result, throwsConfig } from '../harness/policy-helpers.js';
 
 describe('slidingWindowCounter: documented sequences', () => {
   it("limit 10 per '1s': the previous window's count weighs in proportion to its overlap", () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { slidingWindow } from '../../src/index.js';
-import { Run, result, throwsConfig } from './helpers.js';
+import { Run, result, throwsConfig } from '../harness/policy-helpers.js';
 
 describe('slidingWindow: documented sequences', () => {
   it("limit 5 per '10s': each unit leaves the window exactly windowMs after it was admitted", () => {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { tokenBucket } from '../../src/index.js';
-import { Run, result, throwsConfig } from './helpers.js';
+import { Run, result, throwsConfig } from '../harness/policy-helpers.js';
 
 describe('tokenBucket: documented sequences', () => {
   it('capacity 5 at 1/s: drains to 0, then one token per second', () => {

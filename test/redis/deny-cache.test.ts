@@ -11,7 +11,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { bucketKeys } from '../../src/key.js';
+import { bucketKeys } from '../../src/stores/key.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import { TestClock } from '../contract/store-contract.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';

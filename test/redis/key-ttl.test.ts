@@ -16,7 +16,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { bucketKeys } from '../../src/key.js';
+import { bucketKeys } from '../../src/stores/key.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
 import { TestClock } from '../contract/store-contract.js';
 import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';

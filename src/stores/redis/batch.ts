@@ -1,8 +1,8 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one script call, the reply read back.
-import { TollgateError } from '../../errors.js';
-import { bucketKey, memberOf } from '../../key.js';
+import { TollgateError } from '../../core/errors.js';
 import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
+import { bucketKey, memberOf } from '../key.js';
 import type { StoreRequest, StoreResponse } from '../store.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';

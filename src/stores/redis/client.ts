@@ -1,5 +1,5 @@
 // The small client contract the Redis store needs, met by ioredis and node-redis clients, single node or cluster.
-import { configError, TollgateError } from '../../errors.js';
+import { configError, TollgateError } from '../../core/errors.js';
 import { clusterSlot } from './cluster-slot.js';
 
 export interface ScriptClient {

@@ -1,6 +1,6 @@
 // The options that describe the store's own connection, and their checks at wire-up: URLs, hosts, ports, cluster nodes.
 import { isIPv6 } from 'node:net';
-import { configError } from '../../errors.js';
+import { configError } from '../../core/errors.js';
 
 export type RootNode = { readonly url: string } | { readonly host: string; readonly port: number };
 

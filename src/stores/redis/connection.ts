@@ -1,5 +1,5 @@
 // The store's connection: its own ioredis client unless given one, opened once for all waiters, closed in a budget.
-import { configError, TollgateError } from '../../errors.js';
+import { configError, TollgateError } from '../../core/errors.js';
 import { adaptClient, type ScriptClient, settles } from './client.js';
 import { type Address, type ConnectionOptions, nodeAddress, parseUrl } from './connection-options.js';
 import type { RedisStoreSettings } from './redis-store-options.js';

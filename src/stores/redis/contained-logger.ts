@@ -1,5 +1,5 @@
 // The application's logger as the store calls it: a logger that throws must never change a decision or end the process.
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../core/logger.js';
 
 /**
  * The logger with every throw contained. Logs are written from inside decisions and from background work (a batch's

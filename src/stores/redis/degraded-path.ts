@@ -1,7 +1,7 @@
 // The degraded path: answers without Redis (the memory fallback, else the fail mode) and reports each failed call.
-import { configError, TollgateError } from '../../errors.js';
+import { configError, TollgateError } from '../../core/errors.js';
 import type { AnyPolicy } from '../../policies/policy.js';
-import { MemoryStore } from '../memory-store.js';
+import { MemoryStore } from '../memory/memory-store.js';
 import { type DegradedMode, degradedResponse, type StoreRequest, type StoreResponse } from '../store.js';
 import type { FailedCall } from './batch.js';
 import { type HeldBack, LogThrottle } from './log-throttle.js';

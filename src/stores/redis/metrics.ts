@@ -1,5 +1,5 @@
 // RedisStore's counters: one record, written by each part of the store that does what it counts.
-import { TollgateError } from '../../errors.js';
+import { TollgateError } from '../../core/errors.js';
 import type { StoreErrorKind } from '../store.js';
 
 export interface RedisStoreMetrics {

@@ -1,6 +1,6 @@
 // RedisStore's options: what each means, and each checked once at wire-up and resolved to the value the store runs on.
-import { configError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import { configError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import {
   knownKeys,
   loggerOption,
@@ -9,7 +9,7 @@ import {
   optionalClock,
   positiveInteger,
   timerMs,
-} from '../../validate.js';
+} from '../../core/validate.js';
 import { adaptClient, type RedisClientLike, type ScriptClient } from './client.js';
 import { CONNECTION_OPTIONS, type ConnectionOptions, checkConnectionOptions } from './connection-options.js';
 import { containedLogger } from './contained-logger.js';

@@ -1,7 +1,8 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
-import { bucketKey, memberOf } from '../../key.js';
+
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
-import { checkRetentionCap } from '../retention.js';
+import { bucketKey, memberOf } from '../key.js';
+import { checkRetentionCap } from '../memory/retention.js';
 import type { RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
 import { Batcher, type Pending } from './batch.js';
 import { Connection } from './connection.js';

@@ -1,7 +1,7 @@
 // The Lua engine Redis runs, as a function library and as a script: the integer prelude, every policy's Lua twin,
 // and the loop over a batch of decisions, each the twin of `evaluatePolicies` (with a short path for a lone policy).
 import { createHash } from 'node:crypto';
-import { integerLua } from '../../integer.js';
+import { integerLua } from '../../core/integer.js';
 import { policyLua } from '../../policies/index.js';
 import { STATE_LUA } from './state-lua.js';
 

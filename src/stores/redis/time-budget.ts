@@ -1,5 +1,5 @@
 // Time bounds on Redis calls: a documented budget holds however Redis misbehaves (hung, slow, or gone).
-import { TollgateError } from '../../errors.js';
+import { TollgateError } from '../../core/errors.js';
 
 /** What is left of one budget of `ms` from now, for work done in steps (never below 1 ms). */
 export function budget(ms: number): () => number {

@@ -1,0 +1,104 @@
+// The NestJS guard: asks the route's gate, sets the headers on the platform's response, throws the rejection.
+import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { RateLimitInfo } from '../../decision/rate-limit-info.js';
+import { isNodeResponse, type NodeResponse, whenOver } from '../../gate/response.js';
+import type { RateLimitGates } from './gates.js';
+import type { HttpRequest } from './options.js';
+
+/** The token of the app's gates, provided by TollgateModule. */
+export const RATE_LIMIT_GATES = Symbol('RateLimitGates');
+/** The requests a guard has seen: bound twice (app-wide and by @UseGuards), it still counts a request once. */
+const seen = new WeakSet<object>();
+
+/**
+ * A request over its limit: status and body are the options' (`statusCode`, `message`), the rate-limit headers
+ * are already on the response. Nest's exception filters answer it; catch it in your own to shape the answer.
+ */
+export class RateLimitException extends HttpException {
+  /** The client's figures, `decision` included (also on `request.rateLimit`). */
+  readonly info: RateLimitInfo;
+
+  constructor(body: unknown, status: number, info: RateLimitInfo) {
+    super(body as Record<string, unknown>, status);
+    this.name = 'RateLimitException';
+    this.info = info;
+  }
+}
+
+/**
+ * Limits HTTP routes with the options of TollgateModule, or of the route's @RateLimit. Bind it app-wide with
+ * `TollgateModule.forRoot({ global: true })`, or per controller or handler with `@UseGuards(RateLimitGuard)`.
+ * Other contexts (WebSocket gateways, microservices) pass untouched.
+ */
+export class RateLimitGuard implements CanActivate {
+  readonly #gates: RateLimitGates;
+  readonly #adapterHost: HttpAdapterHost;
+  #warnedUnwatchable = false;
+
+  constructor(gates: RateLimitGates, adapterHost: HttpAdapterHost) {
+    this.#gates = gates;
+    this.#adapterHost = adapterHost;
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const gate = this.#gates.forRoute([context.getHandler(), context.getClass()]);
+    if (gate === undefined) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<HttpRequest>();
+    if (seen.has(request)) return true;
+    seen.add(request);
+    const response: unknown = http.getResponse();
+    const outcome = await gate.check(request);
+    if (outcome.action === 'fail')
+      throw new HttpException(outcome.body as Record<string, unknown>, outcome.status, {
+        cause: outcome.error,
+      });
+    // Through the platform's adapter: Express's `res.set`, Fastify's `reply.header`.
+    const { httpAdapter } = this.#adapterHost;
+    for (const [name, value] of Object.entries(outcome.headers)) httpAdapter.setHeader(response, name, value);
+    if (outcome.info !== undefined) request.rateLimit = outcome.info;
+    if (outcome.action === 'reject') throw new RateLimitException(outcome.body, outcome.status, outcome.info);
+    const { complete } = outcome;
+    if (complete === undefined) return true;
+    const raw = nodeResponse(response);
+    if (raw !== undefined) {
+      // Nest ends the response with what the handler returned (its reply, a StreamableFile piped into it), also
+      // after the client left: that is the handler's end.
+      whenOver(raw, complete, response);
+      return true;
+    }
+    if (!this.#warnedUnwatchable) {
+      this.#warnedUnwatchable = true;
+      gate.logger.warn(
+        '[tollgate] this Nest platform gives no node:http response to watch, so concurrency slots are freed as ' +
+          'each request is admitted and no request is refunded (skipFailedRequests and skipSuccessfulRequests ' +
+          'do nothing); use the Express or Fastify platform',
+      );
+    }
+    // Only the slot: `complete` would count the request as failed (no status), and skipFailedRequests would
+    // then refund every request, leaving the route unlimited.
+    outcome.decision?.release?.().catch((error: unknown) => {
+      try {
+        gate.logger.error(
+          error,
+          '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
+        );
+      } catch {}
+    });
+    return true;
+  }
+}
+
+/** Express hands the node:http response itself, Fastify its reply with the response as `raw`. */
+function nodeResponse(response: unknown): NodeResponse | undefined {
+  if (isNodeResponse(response)) return response;
+  const raw = (response as { raw?: unknown } | undefined)?.raw;
+  return isNodeResponse(raw) ? raw : undefined;
+}
+
+// What decorators would do, applied as functions: no decorator syntax or emitted metadata is needed to build this.
+Injectable()(RateLimitGuard);
+Inject(RATE_LIMIT_GATES)(RateLimitGuard, undefined, 0);
+Inject(HttpAdapterHost)(RateLimitGuard, undefined, 1);
