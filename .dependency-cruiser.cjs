@@ -1,6 +1,7 @@
 // The import rules of the library's layers, checked in CI by `npm run check:layers` (type-only imports included).
 // Bottom up: core, policies, stores, identity, decision, limiter, gate; above them the edges (adapters, admin,
-// telemetry), the simulator's engine (on the policies alone) and server, the main entry, and the CLI on top.
+// telemetry), the contract suites (testing), the simulator's engine (on the policies alone) and server, the main
+// entry, and the CLI on top.
 // Layers are folders: a module's layer is the folder it is put in, so a new file lands in one by where it goes.
 const LAYERS = [
   [
@@ -48,6 +49,11 @@ const LAYERS = [
     'telemetry',
     ['core', 'stores', 'decision', 'gate'],
     'Prometheus and OpenTelemetry read decisions and store figures; nothing of the library depends on them.',
+  ],
+  [
+    'testing',
+    ['core', 'policies', 'stores', 'decision', 'limiter', 'gate'],
+    "The store and adapter contracts, run by their authors' tests: they use the library like an app would.",
   ],
   [
     'simulator/engine',
@@ -104,7 +110,13 @@ module.exports = {
       'the-main-entry-imports-no-edge-tool',
       'The main entry is the application API: each edge tool is its own subpath, paid for only when imported.',
       { path: '^src/index\\.ts$' },
-      { path: '^src/(adapters|admin|telemetry|simulator|cli)/' },
+      { path: '^src/(adapters|admin|telemetry|simulator|testing|cli)/' },
+    ),
+    forbid(
+      'nothing-imports-the-testing-kit',
+      'tollgate/testing loads node:test and node:assert: only test code imports it, never the library.',
+      { path: '^src/', pathNot: '^src/testing/' },
+      { path: '^src/testing/' },
     ),
     forbid(
       'nothing-imports-the-main-entry',

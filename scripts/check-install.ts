@@ -1,5 +1,6 @@
 // The package as a user gets it: packed from this checkout, installed alone in an empty project, then every subpath
-// imported, the CLI and its simulator run, and the install checked for demo-only dependencies. Exits 1 on a miss.
+// imported, the extension examples held to tollgate/testing's contracts, the CLI and its simulator run, and the
+// install checked for demo-only dependencies. Exits 1 on a miss.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   name: string;
   version: string;
   exports: Record<string, unknown>;
+  files: string[];
 };
 /** Packages only the demo, the benchmark or the tests use: an install of the library must not bring them. */
 const DEMO_ONLY = ['uplot', 'express', 'pino', 'fastify', 'hono', 'koa', 'ioredis', 'redis', 'prom-client'];
@@ -23,9 +25,24 @@ const LOADS_WITH: Readonly<Record<string, readonly string[]>> = {
   './hono': ['hono'],
   './nestjs': ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'],
 };
-/** Files a user needs from the tarball, and what must never be in it. */
-const MUST_SHIP = ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'simulator/index.html'];
+/** The pages of docs/ the package ships (error messages point to them), named one by one in "files". */
+const SHIPPED_DOCS = manifest.files.filter((file) => file.startsWith('docs/'));
+/** Files a user needs from the tarball, and what must never be in it (docs/ but SHIPPED_DOCS). */
+const MUST_SHIP = [
+  'dist/index.js',
+  'dist/index.d.ts',
+  'dist/cli.js',
+  'simulator/index.html',
+  ...SHIPPED_DOCS,
+];
 const MUST_NOT_SHIP = [/\.map$/, /^docs\//, /\.png$/, /^demo\//, /^test\//, /^bench\//, /^src\//];
+/**
+ * The page whose examples, a custom store and a custom adapter with their tests, run in the project as written:
+ * each is a `js` block whose first line is `// <file>.js: <what it is>`.
+ */
+const EXAMPLES_PAGE = 'docs/extending.md';
+/** The contract suites the examples' tests must have run, by the name each prefixes its tests with. */
+const CONTRACTS = ['store contract: ', 'adapter contract: '];
 
 const failures: string[] = [];
 function check(ok: boolean, what: string, detail = ''): void {
@@ -168,6 +185,39 @@ process.stdout.write(JSON.stringify(answers));
 `;
 }
 
+/** The example files of EXAMPLES_PAGE, by file name. */
+function examples(): Map<string, string> {
+  const page = readFileSync(join(ROOT, EXAMPLES_PAGE), 'utf8');
+  const files = new Map<string, string>();
+  for (const [, code = '', file = ''] of page.matchAll(
+    /^```js\n(\/\/ ([\w.-]+\.js): [^\n]*\n[\s\S]*?)^```$/gm,
+  ))
+    files.set(file, code);
+  return files;
+}
+
+/**
+ * Writes the examples into the project and runs their tests with `node --test`, tollgate/testing's suites on the
+ * package as installed: no tsx, no TypeScript, nothing of this checkout.
+ */
+function examplesPass(project: string): void {
+  const files = examples();
+  for (const [file, code] of files) writeFileSync(join(project, file), code);
+  const tests = [...files.keys()].filter((file) => file.endsWith('.test.js'));
+  const ran = node(project, ['--test', '--test-reporter=tap', ...tests]);
+  const missing = CONTRACTS.filter((contract) => !ran.output.includes(`- ${contract}`));
+  check(
+    ran.status === 0 && missing.length === 0,
+    `${EXAMPLES_PAGE}'s store and adapter pass tollgate/testing's contracts under node --test (${tests.join(', ')})`,
+    missing.length > 0 ? `no ${missing.join(', ')}suite ran: ${ran.output.trim()}` : tail(ran.output),
+  );
+}
+
+/** The end of a long output: a failed suite's summary and its last failures. */
+function tail(output: string): string {
+  return output.trim().split('\n').slice(-60).join('\n');
+}
+
 function importable(project: string, subpath: string): void {
   const specifier = `${manifest.name}${subpath.slice(1)}`;
   const loaded = node(project, ['--input-type=module', '-e', `await import('${specifier}')`]);
@@ -185,8 +235,14 @@ async function main(): Promise<void> {
   try {
     const { tarball, files } = packed(work);
     for (const file of MUST_SHIP) check(files.includes(file), `the tarball ships ${file}`);
-    const unwanted = files.filter((file) => MUST_NOT_SHIP.some((pattern) => pattern.test(file)));
-    check(unwanted.length === 0, 'the tarball ships no maps, docs, demo or sources', unwanted.join(', '));
+    const unwanted = files.filter(
+      (file) => MUST_NOT_SHIP.some((pattern) => pattern.test(file)) && !SHIPPED_DOCS.includes(file),
+    );
+    check(
+      unwanted.length === 0,
+      `the tarball ships no maps, demo, sources or docs but ${SHIPPED_DOCS.join(', ')}`,
+      unwanted.join(', '),
+    );
 
     const project = join(work, 'app');
     mkdirSync(project);
@@ -205,6 +261,7 @@ async function main(): Promise<void> {
         bare.output.trim(),
       );
     }
+    examplesPass(project);
     if (requiresEsm(process.version)) {
       const required = node(project, ['-e', `require('${manifest.name}').createLimiter`]);
       check(required.status === 0, `require('${manifest.name}') works on Node ${process.version}`);

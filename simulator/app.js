@@ -1,5 +1,6 @@
 // The simulator page's entry: wires the tabs, forms and buttons to their views and runs the default scenario.
-import { $ } from './dom.js';
+import { loadPolicyKinds } from './choices.js';
+import { $, setStatus } from './dom.js';
 import {
   addPolicy,
   renderPatternKinds,
@@ -24,10 +25,14 @@ renderPatternKinds();
 renderServiceKinds();
 $('#pattern-kind').addEventListener('change', renderPatternParams);
 $('#service-kind').addEventListener('change', renderServiceParams);
-$('#add-policy').addEventListener('click', addPolicy);
+// The policy cards are built from the kinds the server offers: until its list has come, there is nothing to run.
+let kindsLoaded = false;
+$('#add-policy').addEventListener('click', () => {
+  if (kindsLoaded) addPolicy();
+});
 $('#scenario').addEventListener('submit', (event) => {
   event.preventDefault();
-  runSimulation();
+  if (kindsLoaded) runSimulation();
 });
 $('#live-form').addEventListener('submit', (event) => {
   event.preventDefault();
@@ -40,7 +45,15 @@ new ResizeObserver(() => {
 }).observe(document.body);
 
 renderServiceParams();
-renderPolicies();
 renderPatternParams();
-runSimulation();
 loadLiveRoutes();
+try {
+  await loadPolicyKinds();
+  kindsLoaded = true;
+} catch (error) {
+  setStatus($('#sim-status'), 'error', `The policy kinds could not be loaded: ${error.message}`);
+}
+if (kindsLoaded) {
+  renderPolicies();
+  runSimulation();
+}

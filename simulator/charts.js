@@ -1,4 +1,6 @@
 // uPlot charts: one per simulated policy, and the live responses chart, with their data laid out as uPlot reads it.
+import { POLICY_KINDS } from './choices.js';
+
 // The vendored uPlot is a classic script (index.html loads it first) that defines this global.
 const { uPlot } = globalThis;
 
@@ -125,7 +127,6 @@ const LEVEL_LABELS = {
   'window-count': 'units in window',
   'in-flight': 'requests in flight',
 };
-const LIMIT_LABELS = { 'token-bucket': 'capacity', concurrency: 'max in flight' };
 
 /** The chart of one policy's result from POST /api/simulate, drawn into `holder`. */
 export function policyChart(result, title, width, holder) {
@@ -158,7 +159,8 @@ export function policyChart(result, title, width, holder) {
           points: { show: false },
         },
         {
-          label: LIMIT_LABELS[policy.kind] ?? 'limit',
+          // Each kind names its limit itself (capacity, max in flight); a window's is its limit.
+          label: POLICY_KINDS[policy.kind]?.limitLabel ?? 'limit',
           stroke: COLORS.limit,
           dash: [6, 4],
           points: { show: false },

@@ -1,43 +1,18 @@
-// The forms' choices: the policy kinds, lockout, traffic patterns and request durations the page offers, with defaults.
+// The forms' choices: the policy kinds (as the server serves them), lockout, traffic patterns and request durations.
 
-/** Policy kinds and their fields: [option, label, default]. Durations accept ms or strings such as '10s'. */
-export const POLICY_KINDS = {
-  'fixed-window': {
-    label: 'Fixed window',
-    fields: [
-      ['limit', 'Limit', '5'],
-      ['windowMs', 'Window (ms or 10s)', '10s'],
-    ],
-  },
-  'sliding-window': {
-    label: 'Sliding window (log)',
-    fields: [
-      ['limit', 'Limit', '5'],
-      ['windowMs', 'Window (ms or 10s)', '10s'],
-    ],
-  },
-  'sliding-window-counter': {
-    label: 'Sliding window counter',
-    fields: [
-      ['limit', 'Limit', '5'],
-      ['windowMs', 'Window (ms or 10s)', '10s'],
-    ],
-  },
-  'token-bucket': {
-    label: 'Token bucket',
-    fields: [
-      ['capacity', 'Capacity', '5'],
-      ['refillPerSecond', 'Refill per second', '1'],
-    ],
-  },
-  concurrency: {
-    label: 'Concurrency limit',
-    fields: [
-      ['max', 'Max in flight', '2'],
-      ['leaseMs', 'Lease (ms or 30s)', '30s'],
-    ],
-  },
-};
+/**
+ * The policy kinds the server offers (GET /api/policies), by kind, in its order: each one's label, its fields
+ * ([option, label, default]; durations accept ms or strings such as '10s'), its limit's name on the chart
+ * (`limitLabel`), and whether its requests hold slots (`leased`). Empty until `loadPolicyKinds()` has filled it.
+ */
+export const POLICY_KINDS = {};
+
+/** Fills POLICY_KINDS from the server; rejects when they cannot be loaded. */
+export async function loadPolicyKinds() {
+  const response = await fetch('/api/policies');
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  for (const { kind, ...entry } of await response.json()) POLICY_KINDS[kind] = entry;
+}
 
 /** The lockout a policy card can add (the limiter's `blockMs`): off until ticked, this long when on. */
 export const LOCKOUT_DEFAULT = '10s';

@@ -11,24 +11,27 @@ export function formatDuration(ms) {
  * A simulated limiter as the server built it (durations in ms, a bucket's refill as its time from empty to full):
  * its policy, then its lockout when it has one.
  */
-export function describePolicy({ policy, blockMs }) {
+export function describePolicy({ policy, level, blockMs }) {
   const lockout =
     blockMs === undefined
       ? ''
       : blockMs > 0
         ? `, locked out ${formatDuration(blockMs)} after a denial`
         : ', no lockout (0 ms)';
-  return `${POLICY_KINDS[policy.kind].label}: ${describeLimit(policy)}${lockout}`;
+  return `${POLICY_KINDS[policy.kind]?.label ?? policy.kind}: ${describeLimit(policy, level)}${lockout}`;
 }
 
-function describeLimit(policy) {
-  switch (policy.kind) {
-    case 'token-bucket':
+/** The limit in words, by what the policy's level counts: tokens, requests in flight, or units in a window. */
+function describeLimit(policy, level) {
+  switch (level) {
+    case 'tokens':
       return policy.windowMs > 0
         ? `capacity ${policy.limit}, empty to full in ${formatDuration(policy.windowMs)}`
         : `capacity ${policy.limit}, never refills`;
-    case 'concurrency':
-      return `${policy.limit} in flight, leases of ${formatDuration(policy.leaseMs)}`;
+    case 'in-flight':
+      return policy.leaseMs === undefined
+        ? `${policy.limit} in flight`
+        : `${policy.limit} in flight, leases of ${formatDuration(policy.leaseMs)}`;
     default:
       return `${policy.limit} per ${formatDuration(policy.windowMs)}`;
   }

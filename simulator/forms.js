@@ -71,8 +71,8 @@ export function renderPolicies() {
     }),
   );
   $('#add-policy').disabled = policies.length >= 4;
-  // Only a concurrency limit holds a request for its duration.
-  $('#service').hidden = !policies.some((policy) => policy.kind === 'concurrency');
+  // Only a leased policy (a concurrency limit) holds a request for its duration.
+  $('#service').hidden = !policies.some((policy) => POLICY_KINDS[policy.kind].leased);
 }
 
 /** The card's lockout: a tickbox, and its length, typed only while ticked. */

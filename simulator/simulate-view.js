@@ -68,7 +68,8 @@ function renderSummary(answer) {
             ? undefined
             : muted('locked-out', ` (${summary.rejectedByLockout} while locked out)`),
         ),
-        policy.kind === 'concurrency'
+        // A leased policy (a concurrency limit) has no window: its summary counts what it held at once.
+        summary.maxInFlight !== undefined
           ? inFlightCell(cell, muted, summary)
           : windowCell(cell, policy, summary),
         cell(

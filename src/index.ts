@@ -12,8 +12,7 @@ export {
 } from './decision/headers.js';
 export { DECISION_OUTCOMES, type DecisionOutcome, decisionOutcome, isNearLimit } from './decision/outcome.js';
 export type { RateLimitInfo } from './decision/rate-limit-info.js';
-export { createGate, type Gate, type GateOutcome } from './gate/gate.js';
-export type { DecisionEvent, GateOptions } from './gate/options.js';
+export type { DecisionEvent } from './gate/options.js';
 export { type AddressIdentityOptions, addressIdentity } from './identity/address-identity.js';
 export { type ApiKeyIdentityOptions, apiKeyId, apiKeyIdentity } from './identity/api-key-identity.js';
 export { type IdentifierHasher, identifierHasher } from './identity/identifier-hash.js';

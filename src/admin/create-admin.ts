@@ -4,7 +4,6 @@ import { type Duration, parseDuration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { knownKeys, loggerOption, optionalFunction, positiveInteger } from '../core/validate.js';
-import type { Decision } from '../decision/decision.js';
 import { addressIdentity } from '../identity/address-identity.js';
 import { identifierHasher } from '../identity/identifier-hash.js';
 import { createLimiter, type Limiter } from '../limiter/limiter.js';
@@ -12,9 +11,8 @@ import { fixedWindow } from '../policies/fixed-window.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import type { Store } from '../stores/store.js';
 import { type AdminRoute, adminRoute, DEFAULT_ADMIN_BASE_PATH, normalizedPath } from './admin-path.js';
+import { type Answer, type Routing, route, tooManyAttempts, UNAUTHORIZED } from './admin-routes.js';
 import { bearerTokenCheck } from './bearer-token.js';
-import { blockSources, isIdentifierHash, liftBlock, listBlocks } from './blocks.js';
-import { collectStats } from './stats.js';
 
 export interface AdminOptions {
   /** The bearer token, 16 characters or more (e.g. `openssl rand -hex 24`). */
@@ -58,24 +56,36 @@ const OPTIONS = [
   'clock',
 ];
 
-interface Answer {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: Record<string, string>;
+/** The admin options, checked once: what the routes act on, and what guards them. */
+interface ResolvedAdmin extends Routing {
+  readonly authorized: (authorization: string | undefined) => boolean;
+  readonly clientAddress: (req: IncomingMessage) => string | undefined;
+  readonly basePath: string;
+  readonly logger: Logger;
+  /** Failed attempts per client address, in a store of its own. */
+  readonly failures: Limiter;
 }
 
-const UNAUTHORIZED: Answer = {
-  status: 401,
-  body: { error: 'Unauthorized' },
-  headers: { 'WWW-Authenticate': 'Bearer' },
-};
-const NOT_FOUND: Answer = { status: 404, body: { error: 'Not Found' } };
-const CANNOT_LIST: Answer = {
-  status: 501,
-  body: { error: 'the store cannot list its keys (it has no keys())' },
-};
-
 export function createAdmin(options: AdminOptions): AdminHandler {
+  const admin = resolveAdminOptions(options);
+  return async (req, res) => {
+    // Every spelling of an admin path is answered here (`/api/admin/./reset/...` is the reset route), so none
+    // slips past to the application, and the request log reads paths the same way.
+    const target = adminRoute(req.url ?? '/', admin.basePath);
+    if (target === undefined) return false;
+    const { status, body, headers = {} } = await answer(admin, req, target);
+    res.writeHead(status, {
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      // Admin answers describe clients: no cache may keep them.
+      'Cache-Control': 'no-store',
+    });
+    res.end(JSON.stringify(body));
+    return true;
+  };
+}
+
+function resolveAdminOptions(options: AdminOptions): ResolvedAdmin {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
   knownKeys('createAdmin', options, OPTIONS);
@@ -102,93 +112,24 @@ export function createAdmin(options: AdminOptions): AdminHandler {
     store: new MemoryStore(options.clock === undefined ? {} : { clock: options.clock }),
     scope: 'tollgate-admin-auth',
   });
+  return { limiters, listable, hasher, identify, authorized, clientAddress, basePath, logger, failures };
+}
 
-  /** The limiter `?scope=` names: undefined when there is no `?scope=`, null when no limiter has that scope. */
-  const scoped = (query: URLSearchParams): Limiter | null | undefined => {
-    const scope = query.get('scope');
-    return scope === null ? undefined : (limiters.get(scope) ?? null);
-  };
-
-  const route = async (method: string, target: AdminRoute, query: URLSearchParams): Promise<Answer> => {
-    if (target.action === 'unknown') return NOT_FOUND;
-    if (target.action === 'stats') {
-      if (method !== 'GET') return methodNotAllowed('GET');
-      if (listable === undefined) return CANNOT_LIST;
-      const hashed = query.get('identifiers') === 'hashed';
-      return { status: 200, body: await collectStats(listable, hashed ? hasher : undefined) };
-    }
-    if (target.action === 'blocks') {
-      if (method !== 'GET') return methodNotAllowed('GET');
-      const chosen = scoped(query);
-      if (chosen === null) return noSuchScope(limiters);
-      const sources = blockSources(chosen === undefined ? [...limiters.values()] : [chosen]);
-      return sources === undefined ? CANNOT_LIST : { status: 200, body: await listBlocks(sources, hasher) };
-    }
-    if (target.action === 'unblock') {
-      // By the hash blocks lists: a stored identifier cannot be turned back into the identity it came from.
-      if (!isIdentifierHash(target.identifier))
-        return { status: 400, body: { error: 'the identifier must be a hash as blocks lists it' } };
-      const chosen = scoped(query);
-      if (chosen === null) return noSuchScope(limiters);
-      if (method !== 'POST') return methodNotAllowed('POST');
-      if (chosen === undefined) return scopeRequired(limiters);
-      const source = blockSources([chosen])?.[0];
-      if (source === undefined) return CANNOT_LIST;
-      const unblocked = await liftBlock(source, target.identifier, hasher);
-      return { status: 200, body: { scope: chosen.scope, identifier: target.identifier, unblocked } };
-    }
-    const identity = identityOf(target.identifier, identify);
-    if (identity === undefined) return { status: 400, body: { error: 'the identifier is not valid' } };
-    const chosen = scoped(query);
-    if (chosen === null) return noSuchScope(limiters);
-    const identifier = hasher.hash(identity);
-    if (target.action === 'reset') {
-      if (method !== 'POST') return methodNotAllowed('POST');
-      const cleared = chosen === undefined ? [...limiters.values()] : [chosen];
-      await Promise.all(cleared.map((limiter) => limiter.reset(identity)));
-      return { status: 200, body: { identifier, reset: cleared.map((limiter) => limiter.scope) } };
-    }
-    if (method !== 'GET') return methodNotAllowed('GET');
-    if (chosen === undefined) return scopeRequired(limiters);
-    // Cost 0: the balance as it stands, without asking for (or spending) a unit.
-    return {
-      status: 200,
-      body: bucketBody(chosen.scope, identifier, await chosen.peek(identity, { cost: 0 })),
-    };
-  };
-
-  const answer = async (req: IncomingMessage, target: AdminRoute): Promise<Answer> => {
-    const client = addressIdentity(clientAddress(req)) ?? 'unknown';
-    // Every attempt spends before the token is even looked at, so parallel guesses cannot outrun the count;
-    // a success then clears it. A blocked client gets 429 whatever it sends, or the status would tell it
-    // which guess was right.
-    const attempt = await failures.consume(client);
-    if (!attempt.allowed) return tooManyAttempts(attempt);
-    if (!authorized(req.headers.authorization)) return UNAUTHORIZED;
-    await failures.reset(client);
-    try {
-      return await route(req.method ?? 'GET', target, queryOf(req.url ?? '/'));
-    } catch (error) {
-      logger.error(error, '[tollgate] admin request failed');
-      return { status: 503, body: { error: 'the store could not answer' } };
-    }
-  };
-
-  return async (req, res) => {
-    // Every spelling of an admin path is answered here (`/api/admin/./reset/...` is the reset route), so none
-    // slips past to the application, and the request log reads paths the same way.
-    const target = adminRoute(req.url ?? '/', basePath);
-    if (target === undefined) return false;
-    const { status, body, headers = {} } = await answer(req, target);
-    res.writeHead(status, {
-      ...headers,
-      'Content-Type': 'application/json; charset=utf-8',
-      // Admin answers describe clients: no cache may keep them.
-      'Cache-Control': 'no-store',
-    });
-    res.end(JSON.stringify(body));
-    return true;
-  };
+async function answer(admin: ResolvedAdmin, req: IncomingMessage, target: AdminRoute): Promise<Answer> {
+  const client = addressIdentity(admin.clientAddress(req)) ?? 'unknown';
+  // Every attempt spends before the token is even looked at, so parallel guesses cannot outrun the count;
+  // a success then clears it. A blocked client gets 429 whatever it sends, or the status would tell it
+  // which guess was right.
+  const attempt = await admin.failures.consume(client);
+  if (!attempt.allowed) return tooManyAttempts(attempt);
+  if (!admin.authorized(req.headers.authorization)) return UNAUTHORIZED;
+  await admin.failures.reset(client);
+  try {
+    return await route(admin, req.method ?? 'GET', target, queryOf(req.url ?? '/'));
+  } catch (error) {
+    admin.logger.error(error, '[tollgate] admin request failed');
+    return { status: 503, body: { error: 'the store could not answer' } };
+  }
 }
 
 function byScope(limiters: readonly Limiter[]): Map<string, Limiter> {
@@ -217,53 +158,4 @@ function listableStores(
 function queryOf(target: string): URLSearchParams {
   const at = target.indexOf('?');
   return new URLSearchParams(at < 0 ? '' : target.slice(at + 1).split('#', 1)[0]);
-}
-
-function identityOf(
-  encoded: string,
-  identify: (identifier: string) => string | undefined,
-): string | undefined {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(encoded);
-  } catch {
-    return undefined;
-  }
-  const identity = identify(decoded);
-  return typeof identity === 'string' && identity !== '' ? identity : undefined;
-}
-
-function bucketBody(scope: string, identifier: string, decision: Decision): unknown {
-  return {
-    scope,
-    identifier,
-    limit: decision.limit,
-    remaining: decision.remaining,
-    resetMs: decision.resetMs,
-    ...(decision.degraded === undefined ? {} : { degraded: decision.degraded }),
-    policies: decision.policies.map(({ policy, remaining, resetMs }) => ({
-      name: policy.name,
-      kind: policy.kind,
-      limit: policy.limit,
-      remaining,
-      resetMs,
-    })),
-  };
-}
-
-function noSuchScope(limiters: Map<string, Limiter>): Answer {
-  return { status: 404, body: { error: 'no limiter has that scope', scopes: [...limiters.keys()] } };
-}
-
-function scopeRequired(limiters: Map<string, Limiter>): Answer {
-  return { status: 400, body: { error: 'give ?scope=', scopes: [...limiters.keys()] } };
-}
-
-function methodNotAllowed(allow: string): Answer {
-  return { status: 405, body: { error: 'Method Not Allowed' }, headers: { Allow: allow } };
-}
-
-function tooManyAttempts(decision: Decision): Answer {
-  const seconds = Math.max(1, Math.ceil((decision.retryAfterMs ?? 1000) / 1000));
-  return { status: 429, body: { error: 'Too Many Requests' }, headers: { 'Retry-After': String(seconds) } };
 }

@@ -17,7 +17,7 @@ export function ceilDiv(a: number, b: number): number {
 
 /**
  * The Lua twins of the functions above, in the script prelude every policy's Lua twin may call. A call is most of
- * what Lua spends on them (~60 ns each), so `ceil_div` divides itself rather than calling `floor_div`. (`math` is
+ * what Lua spends on them, so `ceil_div` divides itself rather than calling `floor_div`. (`math` is
  * read when they run: a Redis function library may not read globals while it is loaded.)
  */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis

@@ -1,6 +1,6 @@
 // An optional peer dependency loaded on first use, so the subpath that needs it imports in any install.
 import { createRequire } from 'node:module';
-import { TollgateError } from './errors.js';
+import { environmentError } from './errors.js';
 
 const require = createRequire(import.meta.url);
 
@@ -13,10 +13,9 @@ export function optionalPeer<T>(name: string, caller: string, otherwise = ''): T
     return require(name) as T;
   } catch (cause) {
     if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
-    throw new TollgateError(
-      'ERR_TOLLGATE_CONFIG',
+    throw environmentError(
       `${caller} needs the \`${name}\` package (npm install ${name})${otherwise}`,
-      { cause },
+      cause,
     );
   }
 }

@@ -45,15 +45,16 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /**
  * The binding policy is, on a denial, the one that makes the client wait longest (a wait no time cures wins);
  * when allowed, the one with the fewest units left; of equals, the first.
- * Objects are built field by field: on Node 20, `{ ...object, extra }` costs about a microsecond per call
- * (measured in bench/), more than the rest of an in-memory decision.
+ * Objects are built field by field: on Node 20, `{ ...object, extra }` costs more than the rest of an in-memory
+ * decision (docs/benchmarks.md).
  */
 export function toDecision(policies: readonly AnyPolicy[], response: StoreResponse): Decision {
   const { allowed } = response;
   let { results } = response;
-  // A limiter's lockout is evaluated last; its own figures are never shown, only its block.
+  // A limiter's lockout (the policy that acts on the others' denials) is evaluated last; its own figures are never
+  // shown, only its block.
   let blockMs: number | undefined;
-  if ((policies[policies.length - 1] as AnyPolicy).kind === 'lockout') {
+  if ((policies[policies.length - 1] as AnyPolicy).onDenial !== undefined) {
     const lockout = results[results.length - 1] as PolicyResult;
     results = results.slice(0, policies.length - 1);
     // A fail mode's answer carries no state, so no block either.

@@ -163,7 +163,8 @@ function written(policy: AnyPolicy): PolicyTexts {
   // A token bucket's window is its time to refill from empty. A concurrency limit has none (0): its quota is
   // requests in flight, which the drafts name as a quota unit.
   const window = seconds(policy.windowMs);
-  const extra = window > 0 ? `w=${window}` : policy.kind === 'concurrency' ? 'qu="concurrent-requests"' : '';
+  const unit = policy.quotaUnit;
+  const extra = window > 0 ? `w=${window}` : unit === undefined ? '' : `qu="${unit}"`;
   const fixed = {
     name,
     quota: window > 0 ? `${limit};w=${window}` : `${limit}`,

@@ -1,14 +1,12 @@
 // When a request that went on is over: free its concurrency slot, and give back what it spent if the options say so.
 
-import { configError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { optionalFunction } from '../core/validate.js';
 import type { Decision } from '../decision/decision.js';
 import type { Limiter } from '../limiter/limiter.js';
 import { isFailMode } from '../stores/store.js';
 
 /** The options that give a request's units back once its outcome is known; `Res` is the framework's response. */
-export interface RefundOptions<Req, Res> {
+export interface ResponseRefundOptions<Req, Res> {
   /**
    * Refund a request whose response failed: status >= 400, or no response at all. A client that left before the
    * response was sent is counted, not refunded, unless `abortedRequestsFail` says otherwise.
@@ -62,34 +60,6 @@ export interface Complete<Res> {
    * held until the request is over, since the handler's work goes on.
    */
   readonly left: (res: Res) => void;
-}
-
-/** The refund options, checked at wire-up; undefined when no request is ever refunded. */
-export function resolveRefunds<Req, Res>(options: RefundOptions<Req, Res>): Refunds<Req, Res> | undefined {
-  const failed = flag('skipFailedRequests', options.skipFailedRequests);
-  const succeeded = flag('skipSuccessfulRequests', options.skipSuccessfulRequests);
-  const wasSuccessful = optionalFunction('requestWasSuccessful', options.requestWasSuccessful);
-  const abortsFail = flag('abortedRequestsFail', options.abortedRequestsFail);
-  // Refunding every request would leave the limit counting only the requests in flight: concurrency() says that.
-  if (failed && succeeded)
-    throw configError(
-      'skipSuccessfulRequests',
-      'cannot be combined with `skipFailedRequests`: together they refund every request (to limit requests ' +
-        'in flight, use the concurrency() policy)',
-    );
-  // An abort is counted under skipSuccessfulRequests either way: the option would change nothing there.
-  if (abortsFail && !failed)
-    throw configError('abortedRequestsFail', 'needs `skipFailedRequests`, whose refunds it changes');
-  if (failed || succeeded) return { succeeded, wasSuccessful, abortsFail };
-  if (wasSuccessful !== undefined)
-    throw configError('requestWasSuccessful', 'needs `skipFailedRequests` or `skipSuccessfulRequests`');
-  return undefined;
-}
-
-function flag(option: string, value: unknown): boolean {
-  if (value !== undefined && typeof value !== 'boolean')
-    throw configError(option, 'must be a boolean', value);
-  return value ?? false;
 }
 
 /** `left` where there is no refund to decide: the slot waits for the request's end either way. */

@@ -1,9 +1,10 @@
-// The gate's options: what every adapter accepts, and how each is turned, once at wire-up, into what the gate uses.
+// The gate's options: what every adapter accepts, and how each is turned, once at wire-up, into what the gate uses
+// (resolve-options.ts puts them together, in the order they are checked).
 
 import type { Duration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { nonNegativeInteger, positiveInteger } from '../core/validate.js';
+import { nonNegativeInteger, optionalFunction, positiveInteger } from '../core/validate.js';
 import type { Decision } from '../decision/decision.js';
 import {
   HEADER_STYLES,
@@ -19,7 +20,7 @@ import type { Tiers } from '../limiter/tiers.js';
 import type { AnyPolicy } from '../policies/policy.js';
 import { tokenBucket } from '../policies/token-bucket.js';
 import type { Store } from '../stores/store.js';
-import type { RefundOptions } from './completion.js';
+import type { Refunds, ResponseRefundOptions } from './completion.js';
 
 /** What the gate reports after each decision, for metrics and logs. */
 export interface DecisionEvent {
@@ -36,7 +37,7 @@ export interface DecisionEvent {
  * Options every adapter accepts; `Req` is the framework's request (or context) type, `Res` what it answers with
  * (given to `requestWasSuccessful`).
  */
-export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res> {
+export interface GateOptions<Req, Res = unknown> extends ResponseRefundOptions<Req, Res> {
   /** Sustained rate of the default token bucket. Default 60. 0 rejects everything. */
   readonly requestsPerMinute?: number;
   /** Burst size of the default token bucket. Default `requestsPerMinute`. */
@@ -87,27 +88,6 @@ export interface GateOptions<Req, Res = unknown> extends RefundOptions<Req, Res>
    */
   readonly onDecision?: (event: DecisionEvent, req: Req) => void;
 }
-
-const WINDOW = 'a fixed window is `policy: fixedWindow({ limit, windowMs })`';
-/**
- * Other rate limiters' options (express-rate-limit, @fastify/rate-limit, rate-limiter-flexible) that people moving
- * over write, each with what says the same here.
- */
-export const FOREIGN_OPTIONS: Readonly<Record<string, string>> = {
-  windowMs: WINDOW,
-  limit: WINDOW,
-  max: WINDOW,
-  timeWindow: 'a fixed window is `policy: fixedWindow({ limit: max, windowMs: timeWindow })`',
-  points: 'a fixed window is `policy: fixedWindow({ limit: points, windowMs: duration * 1000 })`',
-  duration: 'a fixed window is `policy: fixedWindow({ limit: points, windowMs: duration * 1000 })`',
-  keyGenerator: 'the client is `identifier: (req) => string`',
-  standardHeaders: "the header fields are `headers: 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10'`",
-  allowList: 'requests let through uncounted are `skip: (req) => boolean`',
-  ban: 'a lockout after denials is `blockMs`',
-  blockDuration: 'a lockout after denials is `blockMs`',
-  errorResponseBuilder: 'the rejection is `message`, `statusCode` or `handler`',
-  addHeaders: 'the header fields are `headers` and `legacyHeaders`',
-};
 
 /** The options that build a limiter: given a ready `limiter`, none of them may be. */
 const LIMITER_OPTIONS = [
@@ -209,4 +189,34 @@ export function resolveBody(message: unknown): unknown {
   if (typeof message === 'string') return Object.freeze({ error: 'Too Many Requests', message });
   if (typeof message === 'object' && message !== null) return message;
   throw configError('message', 'must be a string or a JSON object', message);
+}
+
+/** The refund options, checked at wire-up; undefined when no request is ever refunded. */
+export function resolveRefunds<Req, Res>(
+  options: ResponseRefundOptions<Req, Res>,
+): Refunds<Req, Res> | undefined {
+  const failed = flag('skipFailedRequests', options.skipFailedRequests);
+  const succeeded = flag('skipSuccessfulRequests', options.skipSuccessfulRequests);
+  const wasSuccessful = optionalFunction('requestWasSuccessful', options.requestWasSuccessful);
+  const abortsFail = flag('abortedRequestsFail', options.abortedRequestsFail);
+  // Refunding every request would leave the limit counting only the requests in flight: concurrency() says that.
+  if (failed && succeeded)
+    throw configError(
+      'skipSuccessfulRequests',
+      'cannot be combined with `skipFailedRequests`: together they refund every request (to limit requests ' +
+        'in flight, use the concurrency() policy)',
+    );
+  // An abort is counted under skipSuccessfulRequests either way: the option would change nothing there.
+  if (abortsFail && !failed)
+    throw configError('abortedRequestsFail', 'needs `skipFailedRequests`, whose refunds it changes');
+  if (failed || succeeded) return { succeeded, wasSuccessful, abortsFail };
+  if (wasSuccessful !== undefined)
+    throw configError('requestWasSuccessful', 'needs `skipFailedRequests` or `skipSuccessfulRequests`');
+  return undefined;
+}
+
+function flag(option: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw configError(option, 'must be a boolean', value);
+  return value ?? false;
 }

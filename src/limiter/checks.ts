@@ -1,18 +1,15 @@
 // A limiter's checks of what it is given: its policies and block at wire-up, a request's cost on each call.
 import { type Duration, parseDuration } from '../core/duration.js';
-import { configError, TollgateError } from '../core/errors.js';
+import { argumentError, configError } from '../core/errors.js';
 import { MAX_SPAN } from '../core/validate.js';
 import { LOCKOUT_NAME } from '../policies/lockout.js';
-import type { AnyPolicy } from '../policies/policy.js';
+import { type AnyPolicy, missingDescription } from '../policies/policy.js';
 import type { RetentionCap } from '../stores/store.js';
 
 /** A per-call cost: a non-negative integer. */
 export function units(cost: number): number {
   if (!Number.isSafeInteger(cost) || cost < 0) {
-    throw new TollgateError(
-      'ERR_TOLLGATE_ARGUMENT',
-      `the cost must be a non-negative integer (received ${cost})`,
-    );
+    throw argumentError(`the cost must be a non-negative integer (received ${cost})`);
   }
   return cost;
 }
@@ -31,8 +28,7 @@ export function blockDuration(option: string, value: Duration | 0, least: number
 export function requestedBlock(value: Duration, cap: RetentionCap | undefined): number {
   const ms = blockDuration('ms', value, 1);
   if (cap !== undefined && ms > cap.ms)
-    throw new TollgateError(
-      'ERR_TOLLGATE_ARGUMENT',
+    throw argumentError(
       `\`ms\` (${ms}) must not exceed how long the store keeps a block (\`${cap.option}\`: ${cap.ms} ms), or the block would end early`,
     );
   return ms;
@@ -53,6 +49,8 @@ export function validatePolicies(policy: unknown): readonly AnyPolicy[] {
         'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()',
       );
     }
+    const missing = missingDescription(p);
+    if (missing !== undefined) throw configError('policy', `"${p.kind}" must say ${missing}`);
   }
   const names = new Set(policies.map((p) => p.name));
   if (names.size !== policies.length)

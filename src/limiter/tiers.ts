@@ -1,5 +1,5 @@
 // Tiers: the limiter is chosen per request (a plan, an account type), each tier in its own scope.
-import { configError, TollgateError } from '../core/errors.js';
+import { argumentError, configError } from '../core/errors.js';
 import type { Limiter } from './limiter.js';
 
 export interface Tiers<Req> {
@@ -35,8 +35,7 @@ export function tierSelector<Req>(base: Limiter, tiers: Tiers<Req>): (req: Req) 
     if (tier === undefined) return base;
     const limiter = byName.get(tier);
     if (limiter === undefined) {
-      throw new TollgateError(
-        'ERR_TOLLGATE_ARGUMENT',
+      throw argumentError(
         `tiers.resolve returned ${JSON.stringify(tier)}, which is not one of ${[...byName.keys()].join(', ')}`,
       );
     }

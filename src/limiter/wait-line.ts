@@ -1,5 +1,5 @@
 // A limiter's waiters in this process, one line per identifier: first come, first served, and only the first asks.
-import { TollgateError } from '../core/errors.js';
+import { waitTimeoutError } from '../core/errors.js';
 import { sleep } from './sleep.js';
 
 /** One caller in line. */
@@ -91,7 +91,7 @@ export class Place {
         tooLate: (atMs) => {
           if (atMs > deadline)
             settle(() =>
-              reject(waitTimeout(maxWaitMs, `the earliest it could pass is in ${atMs - Date.now()} ms`)),
+              reject(waitTimeoutError(maxWaitMs, `the earliest it could pass is in ${atMs - Date.now()} ms`)),
             );
         },
       };
@@ -102,7 +102,7 @@ export class Place {
       signal?.addEventListener('abort', onAbort, { once: true });
       // Stryker disable next-line ArrowFunction: the timer only ends a wait whose deadline passed in line
       sleep(deadline - Date.now(), abort.signal).then(
-        () => settle(() => reject(waitTimeout(maxWaitMs, 'earlier callers were still waiting'))),
+        () => settle(() => reject(waitTimeoutError(maxWaitMs, 'earlier callers were still waiting'))),
         () => undefined,
       );
     });
@@ -147,11 +147,4 @@ export class Place {
     // Stryker disable next-line ConditionalExpression: the same
     else if (first) next.value.start();
   }
-}
-
-export function waitTimeout(maxWaitMs: number, why: string): TollgateError {
-  return new TollgateError(
-    'ERR_TOLLGATE_WAIT_TIMEOUT',
-    `the request cannot pass within \`maxWaitMs\` (${maxWaitMs} ms): ${why}`,
-  );
 }

@@ -1,10 +1,10 @@
 // limiter.wait(): booked in the store's own line, or first in this process's line, asking again as capacity returns.
 
-import { TollgateError } from '../core/errors.js';
+import { argumentError, waitTimeoutError } from '../core/errors.js';
 import { MAX_SPAN } from '../core/validate.js';
 import type { Decision } from '../decision/decision.js';
 import { sleep } from './sleep.js';
-import { type Place, type WaitLine, waitTimeout } from './wait-line.js';
+import type { Place, WaitLine } from './wait-line.js';
 
 export interface WaitOptions {
   /** Units to spend. Default: the limiter's cost. */
@@ -44,10 +44,7 @@ export async function waitFor(waiting: Waiting, options: WaitOptions = {}): Prom
   const { signal } = options;
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs >= MAX_SPAN) {
-    throw new TollgateError(
-      'ERR_TOLLGATE_ARGUMENT',
-      `\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`,
-    );
+    throw argumentError(`\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`);
   }
   signal?.throwIfAborted();
   const deadline = Date.now() + maxWaitMs;
@@ -77,9 +74,9 @@ async function asking(
     const decision = await waiting.attempt(left);
     if (decision.allowed) return admitted(waiting, decision, signal);
     const { exactMs, released } = earliest(decision);
-    if (exactMs < 0) throw waitTimeout(maxWaitMs, 'it can never pass at this cost');
+    if (exactMs < 0) throw waitTimeoutError(maxWaitMs, 'it can never pass at this cost');
     if (exactMs > left || (released && left === 0))
-      throw waitTimeout(
+      throw waitTimeoutError(
         maxWaitMs,
         exactMs > left ? `the earliest it could pass is in ${exactMs} ms` : 'no slot was released in time',
       );

@@ -2,6 +2,7 @@
 import { type Duration, parseDuration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
 import { MAX_SPAN, nonNegativeInteger } from '../core/validate.js';
+import type { PolicyDescription } from './description.js';
 import {
   type Policy,
   type PolicyNameOption,
@@ -38,6 +39,10 @@ const MAX_HOLDERS = 10_000;
  * freed by a refund naming the lease (`decision.release()`), or when the lease expires on the store's clock. The
  * state's retry time is when enough leases expire, at the latest; a release frees a slot sooner, so a decision
  * advises `retryAfterMs` when that comes first.
+ *
+ * @example
+ * // At most 2 exports running per client; a slot is freed when the response ends, or after 5 minutes at most.
+ * const exports = createLimiter({ policy: concurrency({ max: 2, leaseMs: '5m' }), scope: 'exports' });
  */
 export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyState> {
   if (typeof options !== 'object' || options === null)
@@ -58,6 +63,12 @@ export function concurrency(options: ConcurrencyOptions): Policy<ConcurrencyStat
     reservable: false,
     retryHintMs: retryAfterMs,
     args: [max, leaseMs],
+    lua: concurrencyLua,
+    // Pairs of a lease and its expiry, kept as given.
+    stateWidth: 0,
+    leased: true,
+    quotaUnit: 'concurrent-requests',
+    level: 'in-flight',
     // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
     evaluate: (state, nowMs, cost, lease = '') => transition(max, leaseMs, state ?? [], nowMs, cost, lease),
     // Stryker disable next-line ArrayDeclaration: an entry that is not a pair is no live lease (NaN expiry)
@@ -130,7 +141,7 @@ function restMs(state: ConcurrencyState, nowMs: number): number {
  */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const concurrencyLua = `
-policies['concurrency'] = {
+{
   load = function(key)
     local flat = redis.pcall('ZRANGE', key, 0, -1, 'WITHSCORES')
     if flat.err then return forget(key) end
@@ -145,7 +156,8 @@ policies['concurrency'] = {
     if d.remove then redis.call('ZREM', key, d.remove) end
     if ttl >= 0 then redis.call('PEXPIRE', key, ttl) end
   end,
-  decide = function(st, now_ms, cost, max, lease_ms, lease)
+  decide = function(st, now_ms, cost, p, lease)
+    local max, lease_ms = p[1], p[2]
     local live, others = {}, {}
     for _, e in ipairs(st or {}) do
       if e[2] > now_ms then
@@ -173,7 +185,7 @@ policies['concurrency'] = {
     if max > 0 and freed then retry = freed - now_ms end
     return 0, math.max(0, max - held), rest_of(live), retry, nil, 0
   end,
-  refund = function(st, now_ms, cost, max, lease_ms, lease)
+  refund = function(st, now_ms, cost, p, lease)
     if lease == '' then return nil end
     local kept, found = {}, false
     for _, e in ipairs(st or {}) do
@@ -188,3 +200,16 @@ policies['concurrency'] = {
   end,
 }
 `;
+
+/** The concurrency limit as the simulator offers it. */
+export const concurrencyDescription: PolicyDescription = {
+  kind: 'concurrency',
+  label: 'Concurrency limit',
+  options: ['name', 'max', 'leaseMs', 'retryAfterMs'],
+  fields: [
+    ['max', 'Max in flight', '2'],
+    ['leaseMs', 'Lease (ms or 30s)', '30s'],
+  ],
+  limitLabel: 'max in flight',
+  build: (options) => concurrency(options as unknown as ConcurrencyOptions),
+};

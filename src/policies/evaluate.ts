@@ -58,6 +58,19 @@ const NO_WRITES: Evaluation['writes'] = Object.freeze([]);
 const NOTHING: StateWrite = Object.freeze({ next: undefined, ttlMs: 0 });
 
 /**
+ * The general path and its short ones. A decision is this function in memory and its twin, the engine's
+ * `evaluate`, in Redis. A consume or a peek of one policy alone, the common request, takes a short path in each
+ * engine, which must decide exactly as this does:
+ * 1. `MemoryStore.decideAlone`: the policy's own `evaluate`, no request or response object made (a limiter's
+ *    consume or peek of a lone policy with no lease and no booking);
+ * 2. the engine's `decide`, its `per == 1` branch: the twin's `decide` straight from the key, unless a denial may
+ *    be booked ahead;
+ * 3. the engine's narrow reply (`answer`, read back by `decodeReply` in the call format): four figures per decision,
+ *    the admission's delay in place of its retry;
+ * 4. this function on one policy, which the booking and the lease still take.
+ * The differential suite (test/contract/differential.ts) takes each: its traces of one policy consume, peek, book
+ * and lease through both engines' limiters, and its traces of two policies take the general paths.
+ *
  * The TypeScript twin of the Redis script's main loop. When any policy denies, the policies that would have
  * admitted the request report their unspent view (cost 0), because nothing was spent from them.
  * Plain loops rather than map/every: this runs on every request, and most limiters have one policy.

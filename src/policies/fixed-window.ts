@@ -1,6 +1,8 @@
 // Fixed window: a counter per window, anchored at the first request so clients do not all reset at once.
+
+import type { PolicyDescription } from './description.js';
 import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
-import { type WindowOptions, windowParams } from './window-options.js';
+import { WINDOW_SPEC, type WindowOptions, windowParams } from './window-options.js';
 
 /** `[windowStart, count]`: both are needed, so the state never relies on a key's expiry to mean anything. */
 export type FixedWindowState = readonly [start: number, count: number];
@@ -9,6 +11,10 @@ export type FixedWindowState = readonly [start: number, count: number];
  * Admits `limit` units per window. A window opens at the first request after the previous one closed, so
  * windows are per client rather than aligned to the clock (no synchronised stampede at the top of the minute).
  * Its known weakness: up to 2 x limit - 1 can pass within one window's length around a window boundary.
+ *
+ * @example
+ * // 100 requests per client per 15 minutes.
+ * const limiter = createLimiter({ policy: fixedWindow({ limit: 100, windowMs: '15m' }) });
  */
 export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
   const { limit, windowMs } = windowParams(options);
@@ -20,6 +26,11 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
     retentionMs: windowMs,
     reservable: false,
     args: [limit, windowMs],
+    lua: fixedWindowLua,
+    // [start, count]
+    stateWidth: 2,
+    leased: false,
+    level: 'window-count',
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
     refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state, nowMs, cost, spentAtMs),
     scale: (share) => fixedWindow({ ...options, limit: scaledQuota(limit, share) }),
@@ -89,8 +100,8 @@ function refund(
 /** The Lua twin; state is the string "start:count". */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const fixedWindowLua = `
-policies['fixed-window'] = {
-  at_rest = function(st, limit, window) return st[1] + window end,
+{
+  at_rest = function(st, p) return st[1] + p[2] end,
   load = function(key)
     local f = read_fields(key, '^(%d+):(%d+)$')
     if f then return { tonumber(f[1]), tonumber(f[2]) } end
@@ -98,7 +109,8 @@ policies['fixed-window'] = {
   save = function(key, st, ttl)
     set_state(key, string.format('%d:%d', st[1], st[2]), ttl)
   end,
-  decide = function(st, now_ms, cost, limit, window)
+  decide = function(st, now_ms, cost, p)
+    local limit, window = p[1], p[2]
     local start, count = now_ms, 0
     if st then start, count = st[1], st[2] end
     local now = math.max(now_ms, start)
@@ -114,8 +126,9 @@ policies['fixed-window'] = {
     if cost <= limit then retry = window_end end
     return 0, limit - count, reset, retry, nil, 0
   end,
-  refund = function(st, now_ms, cost, limit, window, lease, spent_at)
+  refund = function(st, now_ms, cost, p, lease, spent_at)
     if not st then return nil end
+    local window = p[2]
     local start, count = st[1], st[2]
     local stop = start + window
     if spent_at < start or spent_at >= stop or math.max(now_ms, start) >= stop or count == 0 or cost == 0 then
@@ -125,3 +138,11 @@ policies['fixed-window'] = {
   end,
 }
 `;
+
+/** The fixed window as the simulator offers it. */
+export const fixedWindowDescription: PolicyDescription = {
+  kind: 'fixed-window',
+  label: 'Fixed window',
+  ...WINDOW_SPEC,
+  build: (options) => fixedWindow(options as unknown as WindowOptions),
+};

@@ -1,23 +1,33 @@
-// The policies and, for the Redis engine, their Lua twins keyed by kind.
-import { concurrencyLua } from './concurrency.js';
-import { fixedWindowLua } from './fixed-window.js';
+// The built-in policies, their Lua twins by kind (the twins every Redis engine carries) and their descriptions.
+import { concurrencyDescription, concurrencyLua } from './concurrency.js';
+import type { PolicyDescription } from './description.js';
+import { fixedWindowDescription, fixedWindowLua } from './fixed-window.js';
 import { lockoutLua } from './lockout.js';
 import type { PolicyKind } from './policy.js';
-import { slidingWindowLua } from './sliding-window.js';
-import { slidingWindowCounterLua } from './sliding-window-counter.js';
-import { tokenBucketLua } from './token-bucket.js';
+import { slidingWindowDescription, slidingWindowLua } from './sliding-window.js';
+import { slidingWindowCounterDescription, slidingWindowCounterLua } from './sliding-window-counter.js';
+import { tokenBucketDescription, tokenBucketLua } from './token-bucket.js';
 
 export { type ConcurrencyOptions, type ConcurrencyState, concurrency } from './concurrency.js';
+export type { PolicyDescription, PolicyField } from './description.js';
 export { evaluatePolicies, type Operation, type StateWrite, type StoreAction } from './evaluate.js';
 export { type FixedWindowState, fixedWindow } from './fixed-window.js';
 export { LOCKOUT_NAME, lockout } from './lockout.js';
-export type { AnyPolicy, Policy, PolicyKind, PolicyResult, Transition, Write } from './policy.js';
+export type {
+  AnyPolicy,
+  Policy,
+  PolicyKind,
+  PolicyLevel,
+  PolicyResult,
+  Transition,
+  Write,
+} from './policy.js';
 export { type SlidingWindowState, slidingWindow } from './sliding-window.js';
 export { type SlidingWindowCounterState, slidingWindowCounter } from './sliding-window-counter.js';
 export { type TokenBucketOptions, tokenBucket } from './token-bucket.js';
 export type { WindowOptions } from './window-options.js';
 
-export const policyLua: Readonly<Record<PolicyKind, string>> = {
+export const builtInTwins: Readonly<Record<PolicyKind, string>> = {
   'token-bucket': tokenBucketLua,
   'fixed-window': fixedWindowLua,
   'sliding-window': slidingWindowLua,
@@ -25,3 +35,15 @@ export const policyLua: Readonly<Record<PolicyKind, string>> = {
   concurrency: concurrencyLua,
   lockout: lockoutLua,
 };
+
+/**
+ * The kinds the simulator offers, in this order: every policy a limiter takes (its lockout is the limiter's
+ * `blockMs`, not a policy of its own). A kind of one's own joins them by its description alone.
+ */
+export const builtInPolicies: readonly PolicyDescription[] = [
+  tokenBucketDescription,
+  fixedWindowDescription,
+  slidingWindowDescription,
+  slidingWindowCounterDescription,
+  concurrencyDescription,
+];

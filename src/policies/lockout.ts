@@ -21,7 +21,11 @@ export function lockout(blockMs: number): Policy<number> {
     windowMs: 0,
     retentionMs: blockMs,
     reservable: true,
-    args: [blockMs, 0],
+    args: [blockMs],
+    lua: lockoutLua,
+    stateWidth: 1,
+    leased: false,
+    level: 'window-count',
     evaluate: (until, nowMs) => transition(until, nowMs),
     refund: () => undefined,
     heldMs: (until, nowMs) => Math.max(0, until - nowMs),
@@ -64,7 +68,7 @@ function block(until: number | undefined, nowMs: number, ms: number): Write<numb
 /** The Lua twin; state is the integer string of the time the block ends. */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const lockoutLua = `
-policies['lockout'] = {
+{
   reservable = true,
   load = read_integer,
   save = set_state,
@@ -78,7 +82,8 @@ policies['lockout'] = {
     if ends and ends >= next then return nil end
     return next, ms
   end,
-  on_denial = function(ends, now_ms, block_ms)
+  on_denial = function(ends, now_ms, p)
+    local block_ms = p[1]
     if block_ms > 0 then ends = now_ms + block_ms end
     if not ends or ends <= now_ms then return 1, 1, 0, 0, nil, 0 end
     local next = nil

@@ -1,13 +1,15 @@
 // The contract every policy meets: a pure, integer-exact state transition, with a Lua twin of the same steps.
 import { configError } from '../core/errors.js';
 
-export type PolicyKind =
-  | 'token-bucket'
-  | 'fixed-window'
-  | 'sliding-window'
-  | 'sliding-window-counter'
-  | 'concurrency'
-  | 'lockout';
+/**
+ * A policy's kind names its transition and its state's form: 'token-bucket', 'fixed-window', 'sliding-window',
+ * 'sliding-window-counter', 'concurrency', 'lockout', or any kind a policy of its own brings. Open: nothing outside
+ * a policy's own file asks which kind it is; what the rest of the library needs to know, the policy says itself.
+ */
+export type PolicyKind = string;
+
+/** What the simulator charts as a policy's level: tokens left, requests in flight, or the window's count. */
+export type PolicyLevel = 'tokens' | 'in-flight' | 'window-count';
 
 /** What one evaluation tells the caller. Times are whole milliseconds from the evaluation's `now`. */
 export interface PolicyResult {
@@ -37,7 +39,7 @@ export interface Transition<S> {
 /**
  * A policy is parameters plus pure transitions: `evaluate` spends (`(state, now, cost) -> { result, next }`),
  * `refund` gives back. `state` is `undefined` for a client never seen (or whose state expired): that must mean the
- * same thing. `args` are its two integer parameters, in the order the Lua twin's functions take them.
+ * same thing. `args` are its integer parameters, in the order the Lua twin reads them from its parameter list.
  */
 export interface Policy<S = unknown> {
   readonly kind: PolicyKind;
@@ -53,7 +55,29 @@ export interface Policy<S = unknown> {
    * long, or forgetting it would hand the client quota it has not earned.
    */
   readonly retentionMs: number;
-  readonly args: readonly [number, number];
+  /** Its integer parameters, any number of them: what the Redis engine hands its Lua twin, and part of its identity. */
+  readonly args: readonly number[];
+  /**
+   * The Lua twin, a Lua table the Redis engine runs: `load(key)` and `save(key, next, ttl, prev)` its state,
+   * `decide(state, now_ms, cost, p, lease)` and `refund(state, now_ms, cost, p, lease, spent_at, spent_reset)` as
+   * `evaluate` and `refund` do (`p` is `args`), and optionally `at_rest(next, p)`, `block`, `on_denial` and
+   * `reservable`. The engine carries every built-in twin, and is extended by the twin of any other kind it meets.
+   */
+  readonly lua: string;
+  /**
+   * How MemoryStore packs a state: 1 for a number, n for a tuple of n numbers, 0 for an object kept as given. Packed
+   * numbers cost 8 bytes each and no object per bucket.
+   */
+  readonly stateWidth: number;
+  /**
+   * Whether a request holds a slot until it is released (a concurrency limit): such a policy counts requests, not
+   * units (a request of any cost takes one slot), and its slot is given back when the request ends.
+   */
+  readonly leased: boolean;
+  /** The unit its quota counts when it has no window (`qu` in the `RateLimit-Policy` header), e.g. 'concurrent-requests'. */
+  readonly quotaUnit?: string;
+  /** What the simulator charts as its level. */
+  readonly level: PolicyLevel;
   /**
    * A state that stays exact when evaluated at a later instant than now, so an admission can be booked ahead (a
    * reservation, for `wait`): a token bucket's is a time, while a window's count would open a window early.
@@ -101,6 +125,25 @@ export interface Policy<S = unknown> {
   scale(share: number): Policy<S>;
 }
 
+/**
+ * What a policy of its own (one not made by a factory of this library) fails to say of itself, or `undefined` when
+ * it is complete: both engines and the limiter read each of these, so a missing one is refused at wire-up rather
+ * than on the first request.
+ */
+export function missingDescription(policy: AnyPolicy): string | undefined {
+  if (!NAME.test(policy.kind)) return '`kind` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"';
+  if (!Array.isArray(policy.args) || !policy.args.every((a) => Number.isSafeInteger(a)))
+    return '`args`, an array of integers';
+  if (typeof policy.lua !== 'string') return '`lua`, its Lua twin';
+  if (!Number.isSafeInteger(policy.stateWidth) || policy.stateWidth < 0)
+    return '`stateWidth`, an integer of 0 or more';
+  if (typeof policy.leased !== 'boolean' || typeof policy.reservable !== 'boolean')
+    return '`leased` and `reservable`';
+  if (typeof policy.refund !== 'function' || typeof policy.scale !== 'function')
+    return '`refund()` and `scale()`';
+  return undefined;
+}
+
 /** A policy of any state type, as stores and limiters hold them. */
 // biome-ignore lint/suspicious/noExplicitAny: the state type is private to each policy.
 export type AnyPolicy = Policy<any>;
@@ -111,7 +154,8 @@ export interface PolicyNameOption {
   readonly name?: string;
 }
 
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** A policy's name and kind: spelled into keys, headers and the Redis engine's code, so nothing that needs quoting. */
+export const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 export function policyName(options: PolicyNameOption, kind: PolicyKind): string {
   const name = options.name ?? kind;

@@ -1,7 +1,8 @@
 // Sliding window counter: two counters weighted by overlap (Cloudflare's approximation), O(1) state, and its Lua twin.
 import { floorDiv } from '../core/integer.js';
+import type { PolicyDescription } from './description.js';
 import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
-import { type WindowOptions, windowParams } from './window-options.js';
+import { WINDOW_SPEC, type WindowOptions, windowParams } from './window-options.js';
 
 /** `[currentStart, previousCount, currentCount]`. */
 export type SlidingWindowCounterState = readonly [start: number, previous: number, current: number];
@@ -12,6 +13,10 @@ export type SlidingWindowCounterState = readonly [start: number, previous: numbe
  * Each fixed window admits at most `limit`; any sliding window of length W admits at most `2 * limit - 1`
  * (when the previous window's traffic all came at its very end), and never wrongly denies uniform traffic.
  * Windows are anchored at the client's first request and stay on that grid while the client is active.
+ *
+ * @example
+ * // 1,000 requests per hour in constant memory per client, without a fixed window's boundary burst.
+ * const limiter = createLimiter({ policy: slidingWindowCounter({ limit: 1000, windowMs: '1h' }) });
  */
 export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWindowCounterState> {
   const { limit, windowMs } = windowParams(options);
@@ -24,6 +29,11 @@ export function slidingWindowCounter(options: WindowOptions): Policy<SlidingWind
     retentionMs: 2 * windowMs,
     reservable: false,
     args: [limit, windowMs],
+    lua: slidingWindowCounterLua,
+    // [start, previous, current]
+    stateWidth: 3,
+    leased: false,
+    level: 'window-count',
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state, nowMs, cost),
     refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state, nowMs, cost, spentAtMs),
     scale: (share) => slidingWindowCounter({ ...options, limit: scaledQuota(limit, share) }),
@@ -116,8 +126,8 @@ function refund(
 /** The Lua twin; state is the string "start:previous:current". */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const slidingWindowCounterLua = `
-policies['sliding-window-counter'] = {
-  at_rest = function(st, limit, window) return st[1] + 2 * window end,
+{
+  at_rest = function(st, p) return st[1] + 2 * p[2] end,
   load = function(key)
     local f = read_fields(key, '^(%d+):(%d+):(%d+)$')
     if f then return { tonumber(f[1]), tonumber(f[2]), tonumber(f[3]) } end
@@ -125,7 +135,8 @@ policies['sliding-window-counter'] = {
   save = function(key, st, ttl)
     set_state(key, string.format('%d:%d:%d', st[1], st[2], st[3]), ttl)
   end,
-  decide = function(st, now_ms, cost, limit, window)
+  decide = function(st, now_ms, cost, p)
+    local limit, window = p[1], p[2]
     local start, previous, current = now_ms, 0, 0
     if st then start, previous, current = st[1], st[2], st[3] end
     local now = math.max(now_ms, start)
@@ -159,8 +170,9 @@ policies['sliding-window-counter'] = {
     end
     return 0, math.max(0, floor_div(limit * window - previous * weight, window) - current), reset, retry, nil, 0
   end,
-  refund = function(st, now_ms, cost, limit, window, lease, spent_at)
+  refund = function(st, now_ms, cost, p, lease, spent_at)
     if not st then return nil end
+    local window = p[2]
     local start, previous, current = st[1], st[2], st[3]
     local now = math.max(now_ms, start)
     if now >= start + 2 * window then return nil end
@@ -177,3 +189,11 @@ policies['sliding-window-counter'] = {
   end,
 }
 `;
+
+/** The sliding window counter as the simulator offers it. */
+export const slidingWindowCounterDescription: PolicyDescription = {
+  kind: 'sliding-window-counter',
+  label: 'Sliding window counter',
+  ...WINDOW_SPEC,
+  build: (options) => slidingWindowCounter(options as unknown as WindowOptions),
+};

@@ -1,7 +1,8 @@
 // Sliding window log: exact, one timestamp per unit admitted in the last window, and its Lua twin.
 import { configError } from '../core/errors.js';
+import type { PolicyDescription } from './description.js';
 import { type Policy, policyName, scaledQuota, type Transition, type Write } from './policy.js';
-import { type WindowOptions, windowParams } from './window-options.js';
+import { WINDOW_SPEC, type WindowOptions, windowParams } from './window-options.js';
 
 /** Timestamps (ms) of admitted units, oldest first; a request of cost n adds n entries. */
 export type SlidingWindowState = readonly number[];
@@ -12,6 +13,10 @@ const SLIDING_WINDOW_MAX_LIMIT = 10_000;
 /**
  * Admits at most `limit` units in any window of `windowMs` ending now: exact, with no boundary burst.
  * State grows with the limit (one entry per admitted unit), so prefer `slidingWindowCounter` for large limits.
+ *
+ * @example
+ * // At most 5 login attempts in any 10 minutes, however they fall.
+ * const logins = createLimiter({ policy: slidingWindow({ limit: 5, windowMs: '10m' }), scope: 'login' });
  */
 export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState> {
   const { limit, windowMs } = windowParams(options);
@@ -30,6 +35,11 @@ export function slidingWindow(options: WindowOptions): Policy<SlidingWindowState
     retentionMs: windowMs,
     reservable: false,
     args: [limit, windowMs],
+    lua: slidingWindowLua,
+    // A log of timestamps, kept as given.
+    stateWidth: 0,
+    leased: false,
+    level: 'window-count',
     evaluate: (state, nowMs, cost) => transition(limit, windowMs, state ?? [], nowMs, cost),
     refund: (state, nowMs, cost, _lease, spentAtMs) => refund(windowMs, state ?? [], nowMs, cost, spentAtMs),
     scale: (share) => slidingWindow({ ...options, limit: scaledQuota(limit, share) }),
@@ -102,7 +112,7 @@ function refund(
 /** The Lua twin; state is a list of timestamps, trimmed and appended in place rather than rewritten. */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const slidingWindowLua = `
-policies['sliding-window'] = {
+{
   load = function(key)
     local log = redis.pcall('LRANGE', key, 0, -1)
     if log.err then return forget(key) end
@@ -127,7 +137,8 @@ policies['sliding-window'] = {
     end
     redis.call('PEXPIRE', key, ttl)
   end,
-  decide = function(log, now_ms, cost, limit, window)
+  decide = function(log, now_ms, cost, p)
+    local limit, window = p[1], p[2]
     log = log or {}
     local n = #log
     local now = now_ms
@@ -145,8 +156,9 @@ policies['sliding-window'] = {
     if cost <= limit then retry = log[drop + used + cost - limit] + window - now_ms end
     return 0, limit - used, reset, retry, nil, 0
   end,
-  refund = function(log, now_ms, cost, limit, window, lease, spent_at)
+  refund = function(log, now_ms, cost, p, lease, spent_at)
     if not log then return nil end
+    local window = p[2]
     local n = #log
     local now = math.max(now_ms, log[n])
     local drop = 0
@@ -161,3 +173,11 @@ policies['sliding-window'] = {
   end,
 }
 `;
+
+/** The sliding window log as the simulator offers it. */
+export const slidingWindowDescription: PolicyDescription = {
+  kind: 'sliding-window',
+  label: 'Sliding window (log)',
+  ...WINDOW_SPEC,
+  build: (options) => slidingWindow(options as unknown as WindowOptions),
+};

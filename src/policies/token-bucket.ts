@@ -2,6 +2,7 @@
 import { configError } from '../core/errors.js';
 import { ceilDiv, floorDiv } from '../core/integer.js';
 import { MAX_SPAN, nonNegativeInteger, nonNegativeNumber } from '../core/validate.js';
+import type { PolicyDescription } from './description.js';
 import {
   type Policy,
   type PolicyNameOption,
@@ -29,6 +30,10 @@ const MAX_RATE = 1_000_000;
  * One integer, nothing on a timer, and a denial writes nothing. Time inside is in microseconds so that rates
  * above 1,000 per second keep an integer interval; the interval is rounded up, so the rate never exceeds the
  * configured one.
+ *
+ * @example
+ * // Bursts of up to 20, refilled at 5 per second.
+ * const limiter = createLimiter({ policy: tokenBucket({ capacity: 20, refillPerSecond: 5 }) });
  */
 export function tokenBucket(options: TokenBucketOptions): Policy<number> {
   const { requestsPerMinute } = options;
@@ -87,6 +92,10 @@ export function tokenBucket(options: TokenBucketOptions): Policy<number> {
     retentionMs: interval > 0 ? windowMs : -1,
     reservable: true,
     args: [capacity, interval],
+    lua: tokenBucketLua,
+    stateWidth: 1,
+    leased: false,
+    level: 'tokens',
     evaluate: (tat, nowMs, cost) => transition(capacity, interval, tat, nowMs, cost),
     refund: (tat, nowMs, cost, _lease, spentAtMs, spentResetMs) =>
       refund(interval, tat, nowMs, cost, spentAtMs, spentResetMs),
@@ -178,19 +187,20 @@ function refund(
 /**
  * The Lua twin: the same steps on the same integers; state is one integer string (`tat` in µs, or the tokens spent
  * by a bucket that never refills), which Redis keeps as a 64-bit integer. A key whose TTL still fits moves `tat`
- * with INCRBY, in place (~0.57 µs on Redis 7.0, where SET with KEEPTTL took ~0.81 µs); a new value is written with
+ * with INCRBY, in place (cheaper than SET with KEEPTTL: docs/benchmarks.md); a new value is written with
  * `%d`, exact below 2^53 and faster than letting Redis format a Lua number.
  */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
 export const tokenBucketLua = `
-policies['token-bucket'] = {
+{
   reservable = true,
   at_rest = function(tat) return 0 - math.floor((0 - tat) / 1000) end,
   load = read_integer,
   save = function(key, tat, ttl, prev)
     if ttl then set_state(key, string.format('%d', tat), ttl) else redis.call('INCRBY', key, tat - prev) end
   end,
-  decide = function(tat, now_ms, cost, capacity, interval)
+  decide = function(tat, now_ms, cost, p)
+    local capacity, interval = p[1], p[2]
     local refills = interval > 0
     local now, step = 0, 1
     if refills then now, step = now_ms * 1000, interval end
@@ -207,7 +217,8 @@ policies['token-bucket'] = {
     if refills and cost <= capacity then retry = ceil_div(next - tau - now, 1000) end
     return 0, math.max(0, floor_div(tau - (base - now), step)), reset, retry, nil, 0
   end,
-  refund = function(tat, now_ms, cost, capacity, interval, lease, spent_at, spent_reset)
+  refund = function(tat, now_ms, cost, p, lease, spent_at, spent_reset)
+    local interval = p[2]
     local refills = interval > 0
     local now, owed = 0, cost
     if refills then
@@ -227,3 +238,16 @@ policies['token-bucket'] = {
   end,
 }
 `;
+
+/** The token bucket as the simulator offers it. */
+export const tokenBucketDescription: PolicyDescription = {
+  kind: 'token-bucket',
+  label: 'Token bucket',
+  options: ['name', 'capacity', 'refillPerSecond', 'requestsPerMinute'],
+  fields: [
+    ['capacity', 'Capacity', '5'],
+    ['refillPerSecond', 'Refill per second', '1'],
+  ],
+  limitLabel: 'capacity',
+  build: (options) => tokenBucket(options as TokenBucketOptions),
+};

@@ -3,6 +3,7 @@ import type { Duration } from '../core/duration.js';
 import { parseDuration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
 import { MAX_SPAN, nonNegativeInteger } from '../core/validate.js';
+import type { PolicyDescription } from './description.js';
 import type { PolicyNameOption } from './policy.js';
 
 export interface WindowOptions extends PolicyNameOption {
@@ -19,3 +20,12 @@ export function windowParams(options: WindowOptions): { limit: number; windowMs:
   if (limit * windowMs >= MAX_SPAN) throw configError('limit', 'times `windowMs` must stay below 2^51');
   return { limit, windowMs };
 }
+
+/** A window spec's options and the page's form for them: the same for the three window kinds. */
+export const WINDOW_SPEC = {
+  options: ['name', 'limit', 'windowMs'],
+  fields: [
+    ['limit', 'Limit', '5'],
+    ['windowMs', 'Window (ms or 10s)', '10s'],
+  ],
+} as const satisfies Pick<PolicyDescription, 'options' | 'fields'>;

@@ -1,6 +1,6 @@
 // Bucket keys: `<scope>|<identifier>`, safe for any identifier and never able to pick a Redis Cluster slot.
 import { createHash } from 'node:crypto';
-import { configError, TollgateError } from '../core/errors.js';
+import { argumentError, configError } from '../core/errors.js';
 import type { AnyPolicy } from '../policies/policy.js';
 
 const SCOPE = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -28,7 +28,7 @@ export function defaultScope(policies: readonly AnyPolicy[]): string {
 /** Plain identifiers stay readable; anything else becomes `~` + a hash ('~' never starts a plain one). */
 export function encodeIdentifier(identifier: string): string {
   if (typeof identifier !== 'string' || identifier.length === 0) {
-    throw new TollgateError('ERR_TOLLGATE_ARGUMENT', 'the identifier must be a non-empty string');
+    throw argumentError('the identifier must be a non-empty string');
   }
   if (PLAIN_IDENTIFIER.test(identifier)) return identifier;
   return `~${createHash('sha256').update(identifier).digest('base64url').slice(0, 27)}`;

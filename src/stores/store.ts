@@ -52,7 +52,7 @@ export interface Store {
   evaluate(request: StoreRequest): StoreResponse | Promise<StoreResponse>;
   /**
    * True when `evaluate` never answers with a promise (an in-process store such as MemoryStore): a limiter on it
-   * offers `consumeSync` and `peekSync`, and its `consume` awaits nothing.
+   * offers `consumeSync`, and its `consume` awaits nothing.
    */
   readonly synchronous?: boolean;
   /**

@@ -19,7 +19,7 @@ import {
   STREAMED,
   shapedByApp,
   silentLogger,
-} from '../contract/adapter-contract.js';
+} from '../../src/testing/adapter-contract.js';
 
 /** Acts out the contract's route plan; what it throws, the app's onError answers 500. */
 async function serve(plan: RoutePlan, c: Context): Promise<Response> {

@@ -20,7 +20,8 @@ const entries = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
 /**
  * Every value each subpath exports, exactly: the public API is this list, so an export added or dropped by accident
  * fails here, and a new entry point cannot go unchecked. The root is what an application uses; what a custom
- * store's author needs is behind `tollgate/store`.
+ * store's author needs is behind `tollgate/store`, an adapter author's behind `tollgate/gate`, and the contracts
+ * both must pass behind `tollgate/testing`.
  */
 const EXPECTED: Record<string, readonly string[]> = {
   '.': [
@@ -31,7 +32,6 @@ const EXPECTED: Record<string, readonly string[]> = {
     'apiKeyId',
     'apiKeyIdentity',
     'concurrency',
-    'createGate',
     'createLimiter',
     'decisionOutcome',
     'fixedWindow',
@@ -43,6 +43,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'tokenBucket',
   ],
   './store': ['bucketKey', 'degradedResponse', 'evaluatePolicies', 'isStore', 'memberOf', 'parseBucketKey'],
+  './gate': ['createGate', 'whenOver'],
   './express': ['default', 'ipKeyGenerator', 'rateLimit'],
   './fastify': ['RateLimitError', 'rateLimit'],
   './hono': ['rateLimit'],
@@ -59,10 +60,11 @@ const EXPECTED: Record<string, readonly string[]> = {
     'loggedAdminPath',
   ],
   './metrics': ['createMetrics'],
-  './otel': ['createOtelMetrics'],
+  './otel': ['createOtelMetrics', 'traceTollgate'],
   './simulation': [
     'MAX_GENERATED_ARRIVALS',
     'boundaryBurst',
+    'builtInPolicies',
     'bursts',
     'generateArrivals',
     'policyFromSpec',
@@ -71,6 +73,15 @@ const EXPECTED: Record<string, readonly string[]> = {
     'simulate',
     'simulationWork',
     'steady',
+  ],
+  './testing': [
+    'CLIENT',
+    'STREAMED',
+    'listen',
+    'runAdapterContract',
+    'runStoreContract',
+    'shapedByApp',
+    'streamedChunks',
   ],
 };
 

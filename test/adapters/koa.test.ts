@@ -16,7 +16,7 @@ import {
   runAdapterContract,
   shapedByApp,
   streamedChunks,
-} from '../contract/adapter-contract.js';
+} from '../../src/testing/adapter-contract.js';
 
 /** Acts out the contract's route plan; what it throws, Koa answers 500. */
 async function serve(plan: RoutePlan, ctx: Context): Promise<void> {

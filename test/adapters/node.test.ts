@@ -12,7 +12,7 @@ import {
   request,
   runAdapterContract,
   STREAMED,
-} from '../contract/adapter-contract.js';
+} from '../../src/testing/adapter-contract.js';
 
 function header(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;

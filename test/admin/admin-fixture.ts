@@ -9,7 +9,7 @@ import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
 import type { Store } from '../../src/stores/store.js';
-import { type ContractApp, listen, silentLogger } from '../contract/adapter-contract.js';
+import { type ContractApp, listen, silentLogger } from '../../src/testing/adapter-contract.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 
 export const TOKEN = 'correct-horse-battery-staple-42';

@@ -10,7 +10,7 @@ import { TollgateError } from '../../src/core/errors.js';
 import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { listen, silentLogger } from '../contract/adapter-contract.js';
+import { listen, silentLogger } from '../../src/testing/adapter-contract.js';
 import { describeWithRedis } from '../harness/suite.js';
 import {
   type Fixture,

@@ -8,7 +8,7 @@ import { createLimiter, type Limiter } from '../../src/limiter/limiter.js';
 import { fixedWindow } from '../../src/policies/fixed-window.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { Store } from '../../src/stores/store.js';
-import { listen, silentLogger } from '../contract/adapter-contract.js';
+import { listen, silentLogger } from '../../src/testing/adapter-contract.js';
 import { T0, TOKEN } from './admin-fixture.js';
 
 const hash = identifierHasher(TOKEN).hash;

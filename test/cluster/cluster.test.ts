@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
+import { printSteps } from '../../src/core/debug-trace.js';
 import {
   type AnyPolicy,
   createLimiter,
@@ -13,14 +19,18 @@ import {
 } from '../../src/index.js';
 import { bucketKeys } from '../../src/stores/key.js';
 import { clusterSlot } from '../../src/stores/redis/cluster-slot.js';
+import { BUILT_IN_ENGINE } from '../../src/stores/redis/engine/engine.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { FUNCTION_NAME } from '../../src/stores/redis/script.js';
+import { traceTollgate } from '../../src/telemetry/otel/index.js';
+import { runStoreContract } from '../../src/testing/index.js';
 import { runDifferential } from '../contract/differential.js';
 import { runExactness } from '../contract/exactness.js';
-import { runStoreContract } from '../contract/store-contract.js';
 import { type RedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
 import { redisCall } from '../harness/redis-server.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
+import { FLOWS, type Flow, runFlow } from '../harness/trace-flows.js';
+import { assertSpans, spansOf } from '../telemetry/span-views.js';
+import { documentedTraces, normalized } from '../telemetry/trace-lines.js';
 import {
   CLUSTER_CLIENTS,
   FAST_FAILURE,
@@ -29,6 +39,8 @@ import {
   openClusterStore,
   quietLogger,
 } from './cluster-stores.js';
+
+const { functionName: FUNCTION_NAME } = BUILT_IN_ENGINE;
 
 describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -57,6 +69,43 @@ describeWithRedisCluster('RedisStore on a Redis Cluster', () => {
   runDifferential('RedisStore on a cluster', (options) =>
     openClusterStore('ioredis, own connection', cluster, options),
   );
+
+  it("traces one request to the node that owns its key, with the key's slot", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const flow = FLOWS.find(({ name }) => name === 'Redis Cluster, allowed') as Flow;
+    const views = await runFlow(flow, { rootNodes: cluster.rootNodes }, async (request) => {
+      const tracing = traceTollgate({ tracerProvider: provider, identifiers: true });
+      await request();
+      tracing.stop();
+      return spansOf(exporter.getFinishedSpans());
+    });
+    const store = views.find(({ name }) => name === 'tollgate.store');
+    const engine = views.find(({ name }) => name === 'tollgate.engine');
+    assertSpans(views, [
+      ['tollgate.request', undefined, { outcome: 'next' }],
+      ['tollgate.decision', 'tollgate.request', { allowed: true }],
+      ['tollgate.store', 'tollgate.decision', { batch: 1 }],
+      ['tollgate.engine', 'tollgate.store', { decisions: 1 }],
+    ]);
+    const key = String(store?.attributes.key);
+    assert.equal(engine?.attributes.slot, await serverSlot(key));
+    const masters = (await cluster.masters()).map(({ host, port }) => `${host}:${port}`);
+    assert.ok(masters.includes(String(engine?.attributes.node)), `${engine?.attributes.node} is a master`);
+    assert.equal(store?.attributes.node, engine?.attributes.node);
+  });
+
+  it('prints the debug trace of a request to the cluster as docs/architecture.md shows it', async () => {
+    const flow = FLOWS.find(({ name }) => name === 'Redis Cluster, allowed') as Flow;
+    const lines = await runFlow(flow, { rootNodes: cluster.rootNodes }, async (request) => {
+      const printed: string[] = [];
+      const stop = printSteps((line) => printed.push(line));
+      await request();
+      stop();
+      return printed;
+    });
+    assert.deepEqual(lines.map(normalized), documentedTraces().get(flow.name)?.map(normalized));
+  });
 
   describe('slot safety', () => {
     it('refuses `db` in cluster mode', () => {

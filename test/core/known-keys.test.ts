@@ -2,15 +2,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { knownKeys } from '../../src/core/validate.js';
+import { withoutPointer } from '../harness/error-pointer.js';
 
 const KNOWN = ['windowMs', 'limit', 'scope', 'store', 'skipFailedRequests', 'skipSuccessfulRequests', 'cost'];
 
+/** The refusal's own words, up to the pointer every message ends with. */
 function refusal(options: object, renamed?: Record<string, string>): string {
   try {
     knownKeys('rateLimit', options, KNOWN, renamed);
   } catch (error) {
     assert.equal((error as { code?: string }).code, 'ERR_TOLLGATE_CONFIG');
-    return (error as Error).message;
+    return withoutPointer(error);
   }
   return assert.fail('expected a refusal');
 }

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
+import { createGate } from '../../src/gate/index.js';
 import {
   type AnyPolicy,
-  createGate,
   createLimiter,
   fixedWindow,
   MemoryStore,

@@ -6,6 +6,7 @@ import { LEGACY_RESETS } from '../../src/decision/headers.js';
 import { createGate } from '../../src/gate/gate.js';
 import { type GateOptions, resolveHeaders } from '../../src/gate/options.js';
 import { fixedWindow, MemoryStore, rateLimitHeaders } from '../../src/index.js';
+import { pointed } from '../harness/error-pointer.js';
 import { decision, fields, NOW, PK_203_0_113_7, PK_UNKNOWN } from './headers-fixtures.js';
 
 describe('the legacy set', () => {
@@ -130,7 +131,9 @@ describe("the gate's header options", () => {
       assert.throws(
         () => resolveHeaders(options as Parameters<typeof resolveHeaders>[0]),
         (error: { code?: string; option?: string; message?: string }) =>
-          error.code === 'ERR_TOLLGATE_CONFIG' && error.option === option && error.message === message,
+          error.code === 'ERR_TOLLGATE_CONFIG' &&
+          error.option === option &&
+          error.message === pointed(message),
       );
     const styles = "'draft-6', 'draft-7', 'draft-8', 'draft-10'";
     refused(

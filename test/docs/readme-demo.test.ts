@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createDemoApp } from '../../demo/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { type ContractApp, listen } from '../contract/adapter-contract.js';
+import { type ContractApp, listen } from '../../src/testing/adapter-contract.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');

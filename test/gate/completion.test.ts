@@ -10,7 +10,7 @@ import { concurrency } from '../../src/policies/concurrency.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { degradedResponse, type Store } from '../../src/stores/store.js';
-import { silentLogger, unitsLeft } from '../contract/adapter-contract.js';
+import { silentLogger, unitsLeft } from '../../src/testing/adapter-contract.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 const CLIENT = '10.0.0.1';

@@ -10,7 +10,7 @@ import type { DecisionEvent } from '../../src/gate/options.js';
 import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { listen, silentLogger, unitsLeft } from '../contract/adapter-contract.js';
+import { listen, silentLogger, unitsLeft } from '../../src/testing/adapter-contract.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 

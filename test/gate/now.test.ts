@@ -8,7 +8,7 @@ import { createLimiter } from '../../src/limiter/limiter.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { Store } from '../../src/stores/store.js';
-import { silentLogger } from '../contract/adapter-contract.js';
+import { silentLogger } from '../../src/testing/adapter-contract.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 const policy = tokenBucket({ capacity: 2, refillPerSecond: 1 });

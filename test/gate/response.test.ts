@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { Complete } from '../../src/gate/completion.js';
 import { whenOver } from '../../src/gate/response.js';
-import { settle } from '../contract/adapter-contract-fixtures.js';
-import { connectionClosed } from '../contract/adapter-contract-http.js';
+import { settle } from '../../src/testing/adapter-contract-fixtures.js';
+import { connectionClosed } from '../../src/testing/adapter-contract-http.js';
 
 /** A `complete` that records what it is told, in order, each part acting on its first call only, as the gate's. */
 function recorder() {

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { createDemoApp, type DemoOptions } from '../../demo/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { type ContractApp, listen } from '../contract/adapter-contract.js';
+import { type ContractApp, listen } from '../../src/testing/adapter-contract.js';
 import { launchDemo, MEMORY_DEMO, waitForListening } from '../harness/demo-process.js';
 import { freePorts, signalChild, waitForExit } from '../harness/redis-server.js';
 

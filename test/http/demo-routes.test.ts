@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { createDemoApp } from '../../demo/demo-app.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { type ContractApp, listen } from '../contract/adapter-contract.js';
+import { type ContractApp, listen } from '../../src/testing/adapter-contract.js';
 
 /** The store's clock stands still: nothing refills mid-test. */
 const T0 = Date.UTC(2030, 0, 1);

@@ -17,11 +17,18 @@ import {
   type StoreResponse,
 } from '../../src/stores/index.js';
 import { sharedMemoryStore } from '../../src/stores/memory/shared-memory-store.js';
+import { leakyBucket } from '../fixtures/leaky-bucket.js';
+import { pointed } from '../harness/error-pointer.js';
 import { sharedScopeWarningsDuring } from '../harness/policy-helpers.js';
 
-/** Asserts `fn` throws a configuration error for `option` with exactly `message`. */
+/** Asserts `fn` throws a configuration error for `option` with exactly `message`, then the pointer to its code. */
 function refuses(fn: () => unknown, option: string, message: string): void {
-  assert.throws(fn, { name: 'TollgateError', code: 'ERR_TOLLGATE_CONFIG', option, message });
+  assert.throws(fn, {
+    name: 'TollgateError',
+    code: 'ERR_TOLLGATE_CONFIG',
+    option,
+    message: pointed(message),
+  });
 }
 
 const ALLOWED: PolicyResult = { allowed: true, remaining: 4, resetMs: 1000, retryAfterMs: 0 };
@@ -85,6 +92,26 @@ describe('createLimiter: refused options, with their messages', () => {
       'policy',
       '`policy` names must be unique within a limiter (set `name`)',
     );
+  });
+
+  it('takes a policy of its own kind that describes itself, and names what one fails to say', () => {
+    const own = leakyBucket({ capacity: 3, leak: 1, everyMs: 1_000 });
+    assert.ok(createLimiter({ policy: own, store, scope: 'own-kind' }));
+    const without = (key: string, value: unknown = undefined) => ({ ...own, [key]: value }) as AnyPolicy;
+    const cases: [AnyPolicy, string][] = [
+      [without('kind', 'leaky bucket'), '`kind` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"'],
+      [without('args', [3, 1.5, 1_000]), '`args`, an array of integers'],
+      [without('lua'), '`lua`, its Lua twin'],
+      [without('stateWidth', -1), '`stateWidth`, an integer of 0 or more'],
+      [without('leased'), '`leased` and `reservable`'],
+      [without('scale'), '`refund()` and `scale()`'],
+    ];
+    for (const [policy, says] of cases)
+      refuses(
+        () => createLimiter({ policy, store }),
+        'policy',
+        `\`policy\` "${policy.kind}" must say ${says}`,
+      );
   });
 
   it('takes a store with evaluate() and reset(), and not a function that has them', () => {
@@ -211,12 +238,15 @@ describe('the request a limiter hands its store', () => {
     for (const cost of [-1, 1.5, Number.NaN]) {
       await assert.rejects(limiter.consume('u', { cost }), {
         code: 'ERR_TOLLGATE_ARGUMENT',
-        message: `the cost must be a non-negative integer (received ${cost})`,
+        message: pointed(
+          `the cost must be a non-negative integer (received ${cost})`,
+          'ERR_TOLLGATE_ARGUMENT',
+        ),
       });
     }
     await assert.rejects(limiter.consume(''), {
       code: 'ERR_TOLLGATE_ARGUMENT',
-      message: 'the identifier must be a non-empty string',
+      message: pointed('the identifier must be a non-empty string', 'ERR_TOLLGATE_ARGUMENT'),
     });
     assert.deepEqual(requests, []);
   });

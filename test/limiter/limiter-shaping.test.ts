@@ -11,6 +11,7 @@ import {
 } from '../../src/index.js';
 import { lockout } from '../../src/policies/lockout.js';
 import { degradedResponse, type StoreRequest } from '../../src/stores/index.js';
+import { pointed } from '../harness/error-pointer.js';
 import { liveKeys, manualStore, throwsConfig } from '../harness/policy-helpers.js';
 
 const bucket = () => tokenBucket({ capacity: 2, refillPerSecond: 1 });
@@ -71,11 +72,11 @@ describe('block() and unblock()', () => {
     const plain = createLimiter({ policy: bucket(), store });
     await assert.rejects(plain.block('x', 1000), {
       option: 'blockMs',
-      message: '`blockMs` must be set for block() (0 checks blocks without starting any)',
+      message: pointed('`blockMs` must be set for block() (0 checks blocks without starting any)'),
     });
     await assert.rejects(plain.unblock('x'), {
       option: 'blockMs',
-      message: '`blockMs` must be set for unblock() (0 checks blocks without starting any)',
+      message: pointed('`blockMs` must be set for unblock() (0 checks blocks without starting any)'),
     });
     const locking = createLimiter({ policy: bucket(), store, blockMs: 0 });
     for (const ms of [0, -5, 'later'])
@@ -85,7 +86,7 @@ describe('block() and unblock()', () => {
       );
     await assert.rejects(locking.block('x', 2 ** 51), {
       option: 'ms',
-      message: `\`ms\` must be below 2^51 ms (received ${2 ** 51})`,
+      message: pointed(`\`ms\` must be below 2^51 ms (received ${2 ** 51})`),
     });
     await locking.block('x', '1s');
     assert.equal((await locking.consume('x')).blocked, true);
@@ -97,11 +98,11 @@ describe('block() and unblock()', () => {
     state.down = true;
     await assert.rejects(limiter.block('x', 1000), {
       code: 'ERR_TOLLGATE_STORE',
-      message: 'the store is unreachable; the block was not applied',
+      message: pointed('the store is unreachable; the block was not applied', 'ERR_TOLLGATE_STORE'),
     });
     await assert.rejects(limiter.refund('x'), {
       code: 'ERR_TOLLGATE_STORE',
-      message: 'the store is unreachable; the refund was not applied',
+      message: pointed('the store is unreachable; the refund was not applied', 'ERR_TOLLGATE_STORE'),
     });
     state.failOpen = false;
     await assert.rejects(limiter.refund('x'), { code: 'ERR_TOLLGATE_STORE' });
@@ -149,7 +150,10 @@ describe('refund()', () => {
     for (const spentAtMs of [-1, 1.5, Number.NaN])
       await assert.rejects(limiter.refund('r', { spentAtMs }), {
         code: 'ERR_TOLLGATE_ARGUMENT',
-        message: `\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`,
+        message: pointed(
+          `\`spentAtMs\` must be a whole number of epoch ms (received ${spentAtMs})`,
+          'ERR_TOLLGATE_ARGUMENT',
+        ),
       });
   });
 

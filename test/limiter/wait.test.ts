@@ -12,6 +12,7 @@ import {
   TollgateError,
   tokenBucket,
 } from '../../src/index.js';
+import { pointed } from '../harness/error-pointer.js';
 import { advance, countingStore, settle } from './wait-helpers.js';
 
 /** Starts waits in order and records, for each, the mocked instant it resolved at (or its error). */
@@ -157,7 +158,10 @@ describe('limiter.wait', () => {
     for (const maxWaitMs of [-1, 1.5, Number.NaN, 2 ** 51])
       await assert.rejects(limiter.wait('api', { maxWaitMs }), {
         code: 'ERR_TOLLGATE_ARGUMENT',
-        message: `\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`,
+        message: pointed(
+          `\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`,
+          'ERR_TOLLGATE_ARGUMENT',
+        ),
       });
     assert.equal((await limiter.wait('api', { maxWaitMs: 0 })).allowed, true);
     await assert.rejects(limiter.wait('api', { maxWaitMs: 0 }), { code: 'ERR_TOLLGATE_WAIT_TIMEOUT' });
@@ -167,8 +171,10 @@ describe('limiter.wait', () => {
     const limiter = limiterOf(fixedWindow({ limit: 1, windowMs: '30d' }));
     await limiter.consume('api');
     await assert.rejects(limiter.wait('api'), {
-      message:
+      message: pointed(
         'the request cannot pass within `maxWaitMs` (2147483647 ms): the earliest it could pass is in 2592000000 ms',
+        'ERR_TOLLGATE_WAIT_TIMEOUT',
+      ),
     });
   });
 

@@ -18,6 +18,7 @@ import '../policies/sliding-window.test.js';
 import '../policies/sliding-window-counter.test.js';
 import '../limiter/refund.test.js';
 import '../policies/lockout.test.js';
+import '../policies/self-description.test.js';
 import '../policies/concurrency.test.js';
 import '../policies/evaluate-actions.test.js';
 import '../limiter/limiter.test.js';

@@ -3,11 +3,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { concurrency } from '../../src/index.js';
 import type { ConcurrencyState } from '../../src/policies/index.js';
+import { pointed } from '../harness/error-pointer.js';
 import { result, throwsConfig } from '../harness/policy-helpers.js';
 
-/** Asserts `fn` throws a configuration error for `option` with exactly `message`. */
+/** Asserts `fn` throws a configuration error for `option` with exactly `message`, then the pointer to its code. */
 function refuses(fn: () => unknown, option: string, message: string): void {
-  assert.throws(fn, { name: 'TollgateError', code: 'ERR_TOLLGATE_CONFIG', option, message });
+  assert.throws(fn, {
+    name: 'TollgateError',
+    code: 'ERR_TOLLGATE_CONFIG',
+    option,
+    message: pointed(message),
+  });
 }
 
 const two = () => concurrency({ max: 2, leaseMs: 1000 });

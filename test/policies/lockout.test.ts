@@ -27,7 +27,7 @@ describe('lockout: the policy it builds', () => {
         windowMs: 0,
         retentionMs: 1000,
         reservable: true,
-        args: [1000, 0],
+        args: [1000],
       },
     );
   });
@@ -41,7 +41,7 @@ describe('lockout: the policy it builds', () => {
 
   it('scaling changes nothing: a block is a block on every instance', () => {
     const scaled = lockout(1000).scale(0.25);
-    assert.deepEqual([scaled.kind, scaled.retentionMs, scaled.args], ['lockout', 1000, [1000, 0]]);
+    assert.deepEqual([scaled.kind, scaled.retentionMs, scaled.args], ['lockout', 1000, [1000]]);
     assert.deepEqual(scaled.onDenial?.(undefined, 500)?.next, 1500);
   });
 });

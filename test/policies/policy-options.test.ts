@@ -2,10 +2,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow, slidingWindow, slidingWindowCounter, tokenBucket } from '../../src/index.js';
+import { pointed } from '../harness/error-pointer.js';
 
-/** Asserts `fn` throws a configuration error for `option` with exactly `message`. */
+/** Asserts `fn` throws a configuration error for `option` with exactly `message`, then the pointer to its code. */
 function refuses(fn: () => unknown, option: string, message: string): void {
-  assert.throws(fn, { name: 'TollgateError', code: 'ERR_TOLLGATE_CONFIG', option, message });
+  assert.throws(fn, {
+    name: 'TollgateError',
+    code: 'ERR_TOLLGATE_CONFIG',
+    option,
+    message: pointed(message),
+  });
 }
 
 const TWO_51 = 2 ** 51;

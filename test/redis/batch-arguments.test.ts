@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { concurrency, createLimiter, type Decision, MemoryStore, tokenBucket } from '../../src/index.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { TestClock } from '../contract/store-contract.js';
+import { TestClock } from '../../src/testing/test-clock.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 

@@ -3,10 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { type AnyPolicy, concurrency, createLimiter, type Limiter, tokenBucket } from '../../src/index.js';
+import { BUILT_IN_ENGINE } from '../../src/stores/redis/engine/engine.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { SCRIPT } from '../../src/stores/redis/script.js';
 import { plantedClient } from '../harness/planted-client.js';
 import type { StoreTarget } from './concurrency-worker.js';
+
+const { script: SCRIPT } = BUILT_IN_ENGINE;
 
 /** One limiter: a concurrency limit alone, or behind a token bucket that never refills (so its spend is exact). */
 export interface LimitCase {

@@ -13,7 +13,7 @@ import {
 } from '../../src/index.js';
 import { bucketKeys } from '../../src/stores/key.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { TestClock } from '../contract/store-contract.js';
+import { TestClock } from '../../src/testing/test-clock.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 

@@ -4,13 +4,15 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import { BUILT_IN_ENGINE } from '../../src/stores/redis/engine/engine.js';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { SCRIPT } from '../../src/stores/redis/script.js';
+import { TestClock } from '../../src/testing/test-clock.js';
 import { limiters, replay, traces } from '../contract/differential.js';
-import { TestClock } from '../contract/store-contract.js';
 import { plantedClient } from '../harness/planted-client.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
+
+const { script: SCRIPT } = BUILT_IN_ENGINE;
 
 /** Each plant moves one boundary of one twin by a single step: the bug a hand port most easily makes. */
 const PLANTS = [

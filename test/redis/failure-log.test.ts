@@ -5,7 +5,7 @@ import { after, afterEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createLimiter, type Decision, type Limiter, tokenBucket } from '../../src/index.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { TestClock } from '../contract/store-contract.js';
+import { TestClock } from '../../src/testing/test-clock.js';
 import { scriptsOnlyClient } from '../harness/planted-client.js';
 import { freePorts, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';

@@ -18,7 +18,7 @@ import {
 } from '../../src/index.js';
 import { bucketKeys } from '../../src/stores/key.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { TestClock } from '../contract/store-contract.js';
+import { TestClock } from '../../src/testing/test-clock.js';
 import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
 

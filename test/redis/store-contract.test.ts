@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RedisStore } from '../../src/stores/redis/index.js';
-import { runStoreContract } from '../contract/store-contract.js';
+import { runStoreContract } from '../../src/testing/index.js';
 import { scriptsOnlyClient } from '../harness/planted-client.js';
 import { type RedisServer, redisCall, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { TollgateError } from '../../core/errors.js';
+import { environmentError } from '../../core/errors.js';
 import { optionalFunction } from '../../core/validate.js';
 import type { Decision } from '../../decision/decision.js';
 import type { RateLimitInfo } from '../../decision/rate-limit-info.js';
@@ -32,6 +32,16 @@ export interface HonoRateLimitOptions extends GateOptions<Context, Response> {
   readonly throw?: boolean;
 }
 
+/**
+ * Hono middleware: counts each request, sets the rate-limit headers, and answers a rejection 429 itself (or throws
+ * it to `app.onError` with `throw: true`). The figures are in `c.get('rateLimit')`.
+ *
+ * @example
+ * const app = new Hono();
+ * app.use('/api/*', rateLimit({ requestsPerMinute: 100, scope: 'api' }));
+ * app.get('/api/quota', (c) => c.json({ remaining: c.get('rateLimit')?.remaining }));
+ * serve({ fetch: app.fetch, port: 3000 }); // @hono/node-server, which gives the client's address
+ */
 export function rateLimit(options: HonoRateLimitOptions = {}): MiddlewareHandler {
   const gate = createGate<Context, Context>(readingResponse(options), {
     name: 'rateLimit',
@@ -133,11 +143,11 @@ function nodeClientAddress(): (c: Context) => Promise<Identity> {
     try {
       return (await getConnInfo)(c).remote.address;
     } catch (cause) {
-      throw new TollgateError(
-        'ERR_TOLLGATE_CONFIG',
+      throw environmentError(
         '`identifier` is required unless the app is served by @hono/node-server, whose connection info gives ' +
           'the client address; pass `identifier: (c) => ...` (e.g. from a trusted proxy header).',
-        { option: 'identifier', cause },
+        cause,
+        'identifier',
       );
     }
   };

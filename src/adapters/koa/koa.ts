@@ -27,6 +27,18 @@ export interface KoaRateLimitOptions extends GateOptions<Context, KoaResponse> {
   readonly throw?: boolean;
 }
 
+/**
+ * Koa middleware: counts each request by `ctx.ip`, sets the rate-limit headers on `ctx`, and answers a rejection 429
+ * itself (or throws it to the app's error middleware with `throw: true`). The figures are in `ctx.state.rateLimit`.
+ *
+ * @example
+ * const app = new Koa();
+ * app.use(rateLimit({ requestsPerMinute: 100 }));
+ * app.use((ctx) => {
+ *   ctx.body = { remaining: ctx.state.rateLimit?.remaining };
+ * });
+ * app.listen(3000);
+ */
 export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   const gate = createGate<Context, KoaResponse>(options, {
     name: 'rateLimit',

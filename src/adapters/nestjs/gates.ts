@@ -1,7 +1,7 @@
 // The gates of a Nest app: the module's, and one per @RateLimit over it, each built once and checked at start-up.
 import type { OnModuleInit } from '@nestjs/common';
 import { type DiscoveryService, MetadataScanner, type Reflector } from '@nestjs/core';
-import { TollgateError } from '../../core/errors.js';
+import { inContext, TollgateError } from '../../core/errors.js';
 import { createGate, type Gate } from '../../gate/gate.js';
 import { overApp } from '../../gate/options.js';
 import { type HttpRequest, type NestRateLimitOptions, type RouteTargets, routeLimit } from './options.js';
@@ -49,8 +49,8 @@ export class RateLimitGates implements OnModuleInit {
         } catch (error) {
           // The option alone does not say which of the app's @RateLimit decorators holds it.
           if (!(error instanceof TollgateError)) throw error;
-          const where = `${error.message} (@RateLimit on ${metatype.name}.${method})`;
-          throw new TollgateError(error.code, where, { option: error.option ?? '@RateLimit' });
+          const where = (message: string) => `${message} (@RateLimit on ${metatype.name}.${method})`;
+          throw inContext(error, where, error.option ?? '@RateLimit');
         }
       }
     }

@@ -30,6 +30,15 @@ export class RateLimitException extends HttpException {
  * Limits HTTP routes with the options of TollgateModule, or of the route's @RateLimit. Bind it app-wide with
  * `TollgateModule.forRoot({ global: true })`, or per controller or handler with `@UseGuards(RateLimitGuard)`.
  * Other contexts (WebSocket gateways, microservices) pass untouched.
+ *
+ * @example
+ * ```ts
+ * // One controller limited, with TollgateModule.forRoot() imported once in the root module.
+ * @Controller('exports')
+ * @UseGuards(RateLimitGuard)
+ * @RateLimit({ policy: concurrency({ max: 2, leaseMs: '5m' }), scope: 'exports' })
+ * export class ExportsController {}
+ * ```
  */
 export class RateLimitGuard implements CanActivate {
   readonly #gates: RateLimitGates;

@@ -32,6 +32,20 @@ export interface TollgateModuleAsyncOptions<Req = HttpRequest, Res = unknown> {
  * The app's rate limiting: the store and default limits every guarded route spends from, unless its @RateLimit
  * says otherwise. Import it once, in the root module; it is global, so `@UseGuards(RateLimitGuard)` works in
  * every module.
+ *
+ * @example
+ * ```ts
+ * // Every route limited to 100 requests a minute per client, unless its @RateLimit says otherwise.
+ * @Module({ imports: [TollgateModule.forRoot({ requestsPerMinute: 100, global: true })] })
+ * export class AppModule {}
+ *
+ * // Options known only once other providers are: a RedisStore from the app's configuration.
+ * TollgateModule.forRootAsync({
+ *   inject: [ConfigService],
+ *   useFactory: (config: ConfigService) => ({ store: new RedisStore({ url: config.get('REDIS_URL') }) }),
+ *   global: true,
+ * });
+ * ```
  */
 // biome-ignore lint/complexity/noStaticOnlyClass: Nest knows a module by its class, and forRoot is its idiom.
 export class TollgateModule {

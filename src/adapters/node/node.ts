@@ -22,6 +22,17 @@ export interface NodeRateLimitOptions extends GateOptions<IncomingMessage, Serve
 /** Resolves true when the request may go on, false when the limiter has already answered it. */
 export type NodeRateLimit = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
+/**
+ * A check for plain node:http: it counts the request by its socket's address, sets the rate-limit headers and
+ * answers a rejection itself, then resolves whether the request may go on (`withRateLimit` wraps a handler in it).
+ *
+ * @example
+ * const limit = rateLimit({ requestsPerMinute: 100 });
+ * createServer(async (req, res) => {
+ *   if (!(await limit(req, res))) return; // already answered: 429, or 500 when the limiter failed
+ *   res.end(`remaining: ${req.rateLimit?.remaining}`);
+ * }).listen(3000);
+ */
 export function rateLimit(options: NodeRateLimitOptions = {}): NodeRateLimit {
   const gate = createGate<IncomingMessage, ServerResponse>(options, {
     name: 'rateLimit',

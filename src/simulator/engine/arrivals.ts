@@ -1,8 +1,7 @@
 // Arrival lists from traffic patterns: generateArrivals() for a pattern as JSON, and one helper per pattern kind.
 import type { Duration } from '../../core/duration.js';
-import { configError } from '../../core/errors.js';
+import { argumentError, configError } from '../../core/errors.js';
 import { knownKeys, oneOf } from '../../core/validate.js';
-import { argumentError } from './argument-error.js';
 import { PATTERN_KEYS, type PatternKind, type PatternSpec } from './pattern-spec.js';
 import { patternTimes } from './pattern-times.js';
 

@@ -47,10 +47,11 @@ export function runLimiter(
     });
     return evaluation;
   };
-  // A window's level is its count (its limit minus what is left), a concurrency limit's the slots held.
+  // A bucket's level is the tokens left; a window's is its count (its limit minus what is left), a concurrency
+  // limit's the slots held.
   const levelOf = ({ remaining }: PolicyResult) =>
-    policy.kind === 'token-bucket' ? remaining : policy.limit - remaining;
-  const leased = policy.kind === 'concurrency';
+    policy.level === 'tokens' ? remaining : policy.limit - remaining;
+  const { leased } = policy;
   const timeline: TimelineEntry[] = [];
   const levels: LevelSample[] = [];
   const releases: Release[] = [];

@@ -1,8 +1,8 @@
 // A simulation's input checked and made ready to run: its limiters built, its arrivals checked, its sample times laid out.
-import { configError, TollgateError } from '../../core/errors.js';
+import { argumentError, configError, inContext, TollgateError } from '../../core/errors.js';
 import { positiveInteger } from '../../core/validate.js';
-import { argumentError } from './argument-error.js';
 import { type LimiterSpec, limiterFromSpec, type SimulatedLimiter } from './limiter-spec.js';
+import { type PolicyCatalog, policyCatalog } from './policy-catalog.js';
 import { type ServiceSpec, serviceTimes } from './service-spec.js';
 
 export interface SimulationInput {
@@ -29,8 +29,8 @@ export interface Scenario {
 /** Level samples per run: enough for a smooth line at laptop width, few enough to keep responses small. */
 const SAMPLES = 600;
 
-/** Checks `input` and builds its limiters; throws what `simulate` throws for it. */
-export function prepare(input: SimulationInput): Scenario {
+/** Checks `input` and builds its limiters from `catalog`; throws what `simulate` throws for it. */
+export function prepare(input: SimulationInput, catalog: PolicyCatalog = policyCatalog()): Scenario {
   if (typeof input !== 'object' || input === null) {
     throw argumentError('the simulation input must be an object { policies, arrivals, cost?, service? }');
   }
@@ -38,13 +38,15 @@ export function prepare(input: SimulationInput): Scenario {
     throw argumentError('`policies` must be a non-empty array of policy specs');
   }
   // Say which policy is wrong, keeping the factory's code and wording.
-  const limiters = input.policies.map((spec, i) => prefixed(`policy ${i + 1}`, () => limiterFromSpec(spec)));
+  const limiters = input.policies.map((spec, i) =>
+    prefixed(`policy ${i + 1}`, () => limiterFromSpec(spec, catalog)),
+  );
   const arrivals = checkArrivals(input.arrivals);
   const cost = positiveInteger('cost', input.cost ?? 1);
   const { service } = input;
   const serviceMs =
     service === undefined ? [] : prefixed('service', () => serviceTimes(service, arrivals.length));
-  const leased = limiters.some((limiter) => limiter.policy.kind === 'concurrency');
+  const leased = limiters.some((limiter) => limiter.policy.leased);
   if (leased && service === undefined) {
     throw configError(
       'service',
@@ -68,10 +70,7 @@ function prefixed<T>(where: string, build: () => T): T {
     return build();
   } catch (error) {
     if (!(error instanceof TollgateError)) throw error;
-    throw new TollgateError(error.code, `${where}: ${error.message}`, {
-      ...(error.option === undefined ? {} : { option: error.option }),
-      cause: error,
-    });
+    throw inContext(error, (message) => `${where}: ${message}`);
   }
 }
 

@@ -1,8 +1,9 @@
 // simulate(): every limiter run over the same arrivals with the library's own transitions, as a store threads them.
 
+import { argumentError } from '../../core/errors.js';
 import { positiveInteger } from '../../core/validate.js';
-import type { PolicyKind } from '../../policies/policy.js';
-import { argumentError } from './argument-error.js';
+import type { PolicyKind, PolicyLevel } from '../../policies/policy.js';
+import { type CatalogOptions, policyCatalog } from './policy-catalog.js';
 import type { BlockedPeriod, LevelSample } from './run.js';
 import { runLimiter } from './run.js';
 import { prepare, type SimulationInput } from './scenario.js';
@@ -25,7 +26,7 @@ export interface PolicySimulation {
    * What `level` counts: tokens left in a bucket, units counted in a window (estimated, for the counter), or slots
    * held (requests in flight) under a concurrency limit.
    */
-  readonly level: 'tokens' | 'window-count' | 'in-flight';
+  readonly level: PolicyLevel;
   readonly timeline: readonly TimelineEntry[];
   /** Evenly spaced from 0 to a tenth past the end of the run, so the chart shows refill and expiry between requests. */
   readonly levels: readonly LevelSample[];
@@ -51,16 +52,19 @@ export interface SimulationLimits {
   readonly maxWork?: number;
 }
 
+/** `simulate()`'s options: its bounds, and the policy kinds its specs may name beyond the built-in ones. */
+export interface SimulationOptions extends SimulationLimits, CatalogOptions {}
+
 /**
  * Runs every limiter over the same arrivals, one client, one request per arrival, through `evaluatePolicies` (the
  * step both stores take), threading each state as a store does. No policy arithmetic happens here: every figure
  * is a `PolicyResult` field from the policies' own transitions (a window's count is its limit minus `remaining`),
  * or a count of them.
  */
-export function simulate(input: SimulationInput, limits: SimulationLimits = {}): Simulation {
-  const scenario = prepare(input);
-  if (limits.maxWork !== undefined) {
-    const maxWork = positiveInteger('maxWork', limits.maxWork);
+export function simulate(input: SimulationInput, options: SimulationOptions = {}): Simulation {
+  const scenario = prepare(input, policyCatalog(options.policies));
+  if (options.maxWork !== undefined) {
+    const maxWork = positiveInteger('maxWork', options.maxWork);
     const work = workOf(scenario);
     if (work > maxWork) {
       throw argumentError(
@@ -77,11 +81,11 @@ export function simulate(input: SimulationInput, limits: SimulationLimits = {}):
     policies: scenario.limiters.map((limiter): PolicySimulation => {
       const { policy, blockMs, leaseMs } = limiter;
       const { timeline, levels, releases, blockedPeriods } = runLimiter(limiter, scenario);
-      const { kind, name, limit, windowMs } = policy;
+      const { kind, name, limit, windowMs, level, leased } = policy;
       return {
         policy: { kind, name, limit, windowMs, ...(leaseMs === undefined ? {} : { leaseMs }) },
         ...(blockMs === undefined ? {} : { blockMs }),
-        level: kind === 'token-bucket' ? 'tokens' : kind === 'concurrency' ? 'in-flight' : 'window-count',
+        level,
         timeline,
         levels,
         releases,
@@ -91,7 +95,7 @@ export function simulate(input: SimulationInput, limits: SimulationLimits = {}):
           releases,
           windowMs,
           lockout: blockMs !== undefined,
-          concurrency: kind === 'concurrency',
+          leased,
         }),
       };
     }),

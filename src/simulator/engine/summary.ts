@@ -52,16 +52,11 @@ export interface RunRecord {
   /** The policy's nominal window, 0 for none. */
   readonly windowMs: number;
   readonly lockout: boolean;
-  readonly concurrency: boolean;
+  /** A policy whose requests hold slots (a concurrency limit): its figures are slots, not a window's. */
+  readonly leased: boolean;
 }
 
-export function summarize({
-  timeline,
-  releases,
-  windowMs,
-  lockout,
-  concurrency,
-}: RunRecord): SimulationSummary {
+export function summarize({ timeline, releases, windowMs, lockout, leased }: RunRecord): SimulationSummary {
   const admittedAt = timeline.filter((e) => e.allowed).map((e) => e.timeMs);
   let maxAdmittedInWindow = windowMs === 0 ? admittedAt.length : 0;
   if (windowMs > 0) {
@@ -83,7 +78,7 @@ export function summarize({
   return {
     ...summary,
     ...(lockout ? { rejectedByLockout: rejected.filter((e) => e.deniedBy === 'lockout').length } : {}),
-    ...(concurrency
+    ...(leased
       ? {
           maxInFlight: timeline.reduce((most, e) => Math.max(most, e.level), 0),
           leaseExpiries: releases.filter((r) => r.leaseExpired).length,

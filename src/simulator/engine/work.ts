@@ -1,5 +1,6 @@
 // What a simulation costs, in state entries its transitions touch, worked out from its input without running it.
 import type { SimulatedLimiter } from './limiter-spec.js';
+import { type CatalogOptions, policyCatalog } from './policy-catalog.js';
 import { prepare, type Scenario, type SimulationInput } from './scenario.js';
 
 /**
@@ -10,17 +11,18 @@ import { prepare, type Scenario, type SimulationInput } from './scenario.js';
  * limit passes four times over its slots (up to `max`, or the number of arrivals when fewer) and adds three
  * evaluations per arrival for its release (the refund reads the state twice, and a cost-0 evaluation reads the level after it).
  * A lockout counts its policy twice (a request it denies reads the policy's unspent view as well) and itself once.
- * The other policies keep O(1) state. Throws what `simulate` throws for the same input.
+ * The other policies keep O(1) state. A policy is known by what it says of itself, not by its kind: a leased one
+ * (whose requests hold slots) costs as a concurrency limit, and one whose state is an object (`stateWidth` 0, a
+ * list read whole) as a sliding window log. Throws what `simulate` throws for the same input and `options`.
  */
-export function simulationWork(input: SimulationInput): number {
-  return workOf(prepare(input));
+export function simulationWork(input: SimulationInput, options: CatalogOptions = {}): number {
+  return workOf(prepare(input, policyCatalog(options.policies)));
 }
 
 export function workOf({ limiters, arrivals, cost, sampleTimes }: Scenario): number {
   let work = 0;
   for (const limiter of limiters) {
-    const concurrency = limiter.policy.kind === 'concurrency';
-    const evaluations = arrivals.length * (concurrency ? 4 : 1) + sampleTimes.length;
+    const evaluations = arrivals.length * (limiter.policy.leased ? 4 : 1) + sampleTimes.length;
     const perEvaluation = 1 + stateRead(limiter, arrivals.length, cost);
     work +=
       limiter.blockMs === undefined ? evaluations * perEvaluation : evaluations * (2 * perEvaluation + 1);
@@ -31,7 +33,8 @@ export function workOf({ limiters, arrivals, cost, sampleTimes }: Scenario): num
 /** The entries of state one evaluation of the limiter's policy reads, at most. */
 function stateRead({ policy }: SimulatedLimiter, arrivals: number, cost: number): number {
   // A concurrency evaluation passes over its slots four times: the live ones, the others, their expiries sorted.
-  if (policy.kind === 'concurrency') return 4 * Math.min(policy.limit, arrivals);
-  if (policy.kind !== 'sliding-window' || cost > policy.limit) return 0;
+  if (policy.leased) return 4 * Math.min(policy.limit, arrivals);
+  // A state kept as an object is a list, copied whole: up to a unit per entry, none when nothing is ever admitted.
+  if (policy.stateWidth !== 0 || cost > policy.limit) return 0;
   return Math.min(policy.limit, arrivals * cost);
 }

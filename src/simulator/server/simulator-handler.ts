@@ -1,13 +1,16 @@
-// The simulator on plain node:http: its page, POST /api/simulate and, given a store, the live routes; mountable in Express.
+// The simulator on plain node:http: its page, its policy kinds, POST /api/simulate and, given a store, the live routes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type NodeRateLimit, rateLimit } from '../../adapters/node/node.js';
 import { configError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { knownKeys, loggerOption } from '../../core/validate.js';
+import type { PolicyDescription } from '../../policies/description.js';
 import { isStore, type Store } from '../../stores/store.js';
+import { policyCatalog } from '../engine/policy-catalog.js';
 import { sendJson } from './http-json.js';
 import { LIVE_ROUTES, type LiveRoute, liveLimiter } from './live-routes.js';
 import { PAGE_FILES, sendPageFile } from './page-files.js';
+import { type PolicyMenuEntry, policyMenu } from './policy-menu.js';
 import { answerSimulate } from './simulate-endpoint.js';
 
 export interface SimulatorHandlerOptions {
@@ -18,6 +21,11 @@ export interface SimulatorHandlerOptions {
   readonly liveStore?: Store;
   /** Where faults go (a page file that cannot be read, say) when there is no `next` to pass them to. Default console. */
   readonly logger?: Logger;
+  /**
+   * Policy kinds to offer beyond the built-in ones, by their descriptions (as `simulate()` takes them): the page
+   * lists them and the endpoint simulates them. Default: the built-in kinds only.
+   */
+  readonly policies?: readonly PolicyDescription[];
 }
 
 /** Express's `next`: called without an argument when the handler has no answer for the request, or with a fault. */
@@ -33,12 +41,18 @@ export function simulatorHandler(options: SimulatorHandlerOptions = {}): Simulat
   if (typeof options !== 'object' || options === null) {
     throw configError('options', 'must be an object', options);
   }
-  knownKeys('simulatorHandler', options, ['liveStore', 'logger']);
+  knownKeys('simulatorHandler', options, ['liveStore', 'logger', 'policies']);
   const logger = loggerOption(options.logger, console);
-  const live = liveLimits(options.liveStore, logger);
+  const catalog = policyCatalog(options.policies);
+  const served: Served = {
+    live: liveLimits(options.liveStore, logger),
+    menu: policyMenu(catalog),
+    // A copy: the kinds offered stay those checked here, whatever becomes of the caller's array.
+    policies: options.policies === undefined ? undefined : [...options.policies],
+  };
   return (req, res, next) => {
     const path = (req.url ?? '/').split('?')[0] as string;
-    answer(req, res, path, live).then(
+    answer(req, res, path, served).then(
       (answered) => {
         if (answered) return;
         if (next === undefined)
@@ -57,15 +71,24 @@ export function simulatorHandler(options: SimulatorHandlerOptions = {}): Simulat
   };
 }
 
+/** What one handler serves, fixed when it is created. */
+interface Served {
+  readonly live: ReadonlyMap<string, LiveLimit>;
+  /** `GET /api/policies`: the kinds the page offers. */
+  readonly menu: readonly PolicyMenuEntry[];
+  /** The kinds beyond the built-in ones that the endpoint simulates. */
+  readonly policies: readonly PolicyDescription[] | undefined;
+}
+
 /** Resolves false when the request is not one the simulator serves. */
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  live: ReadonlyMap<string, LiveLimit>,
+  { live, menu, policies }: Served,
 ): Promise<boolean> {
   if (req.method === 'POST' && path === '/api/simulate') {
-    await answerSimulate(req, res);
+    await answerSimulate(req, res, policies);
     return true;
   }
   // node:http sends no body in answer to HEAD, so HEAD is answered as GET.
@@ -77,6 +100,10 @@ async function answer(
   }
   if (path === '/api/live-routes') {
     sendJson(res, 200, LIVE_MENU);
+    return true;
+  }
+  if (path === '/api/policies') {
+    sendJson(res, 200, menu);
     return true;
   }
   const route = live.get(path);

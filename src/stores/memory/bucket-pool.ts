@@ -14,8 +14,8 @@ const MAX_ROWS = 2 ** 29;
  * A kind's state is a number (`width` 1), a fixed tuple of `width` numbers, or, with `width` 0, an object kept as
  * given (the sliding window log). Beside it, each row keeps when the state is at rest, its place in the eviction
  * queue, and its table's number and identifier, so that an evicted bucket can be taken out of its table. Packed rows
- * cost 8 bytes per number and no object per bucket: on the heap a bucket object with boxed numbers cost ~100 bytes
- * more than its row (measured in bench/). Every array grows by doubling, together.
+ * cost 8 bytes per number and no object per bucket: on the heap a bucket object with boxed numbers cost far more
+ * than its row (docs/benchmarks.md). Every array grows by doubling, together.
  */
 export class BucketPool {
   readonly #width: number;
@@ -141,22 +141,7 @@ export function tooFewBuckets(maxBuckets: number): TollgateError {
   return configError('maxBuckets', `is below the buckets one request needs (${maxBuckets})`);
 }
 
-/** The numbers in each kind's state (see the policies' state types); 0 keeps the state as given. */
-const WIDTHS = {
-  'token-bucket': 1,
-  'fixed-window': 2,
-  'sliding-window-counter': 3,
-  'sliding-window': 0,
-  concurrency: 0,
-  lockout: 1,
-} as const satisfies Record<PolicyKind, number>;
-export const KINDS = Object.keys(WIDTHS) as PolicyKind[];
-const KIND_INDEX = Object.fromEntries(KINDS.map((kind, index) => [kind, index])) as Record<
-  PolicyKind,
-  number
->;
-
-/** Kinds a slot can name: room for 8, checked by the pool's tests as kinds are added. */
+/** Kinds one store's slots can tell apart: room for 8, each kind given the next number the first time it is met. */
 export const KIND_SLOTS = 8;
 
 /**
@@ -166,18 +151,26 @@ export const KIND_SLOTS = 8;
  * apart without reading it.
  */
 export class BucketSlots {
-  readonly #pools: BucketPool[];
+  readonly #pools: BucketPool[] = [];
+  /** Each kind's number, the index of its pool: given in the order kinds are first met. */
+  readonly #kinds = new Map<PolicyKind, number>();
+  readonly #maxRows: number;
 
   constructor(maxRows: number) {
-    this.#pools = KINDS.map((kind) => new BucketPool(WIDTHS[kind], maxRows));
+    this.#maxRows = maxRows;
+  }
+
+  /** Gives each of the policies' kinds a pool now, so that a kind too many is refused at wire-up. */
+  admit(policies: readonly AnyPolicy[]): void {
+    for (const policy of policies) this.#indexOf(policy);
   }
 
   holds(slot: number, kind: PolicyKind): boolean {
-    return slot % KIND_SLOTS === KIND_INDEX[kind];
+    return slot % KIND_SLOTS === this.#kinds.get(kind);
   }
 
-  allocate(kind: PolicyKind, table: number, id: string): number {
-    const index = KIND_INDEX[kind];
+  allocate(policy: AnyPolicy, table: number, id: string): number {
+    const index = this.#indexOf(policy);
     return (this.#pools[index] as BucketPool).allocate(table, id) * KIND_SLOTS + index;
   }
 
@@ -227,6 +220,22 @@ export class BucketSlots {
 
   idOf(slot: number): string {
     return this.#poolOf(slot).idOf(rowOf(slot));
+  }
+
+  #indexOf({ kind, stateWidth }: AnyPolicy): number {
+    const known = this.#kinds.get(kind);
+    if (known !== undefined) return known;
+    const index = this.#pools.length;
+    if (index === KIND_SLOTS) {
+      throw configError(
+        'policy',
+        `is of a kind too many: a MemoryStore holds at most ${KIND_SLOTS} kinds`,
+        kind,
+      );
+    }
+    this.#pools.push(new BucketPool(stateWidth, this.#maxRows));
+    this.#kinds.set(kind, index);
+    return index;
   }
 
   #poolOf(slot: number): BucketPool {

@@ -33,7 +33,7 @@ export class EvictionQueue {
   /**
    * New buckets holding nothing, sorted into the resting heap in a batch when the queue is next asked, or every
    * `ARRIVALS`: until then their place is 0. An insert so costs one number written, and no heap code sits on the path
-   * of a decision (inlined there with the insert, it cost in-memory decisions ~10% in bench/, with no eviction at all).
+   * of a decision (inlined there with the insert, it slowed every in-memory decision, with no eviction at all).
    */
   readonly #arrivals = new Float64Array(ARRIVALS);
   #arrived = 0;

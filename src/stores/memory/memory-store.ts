@@ -15,22 +15,19 @@ import { BucketSlots, tooFewBuckets } from './bucket-pool.js';
 import { EvictionQueue } from './eviction-queue.js';
 import { checkBucketRoom, type MemoryStoreOptions, memoryStoreSettings } from './options.js';
 import { checkRetentionCap, keptUntil } from './retention.js';
-import { TableNumbers } from './table-numbers.js';
+import { ALONE, entry, type Table, TableNumbers } from './tables.js';
 
 export type { MemoryStoreOptions } from './options.js';
 
-/**
- * One policy's buckets in one scope: stored identifier -> slot. Buckets are found by scope, then member, then
- * identifier, each a string the caller already holds, so that no lookup flattens and hashes a key joined for the
- * occasion (the largest single cost of a decision when keys were joined: docs/benchmarks.md).
- */
-type Table = Map<string, number>;
-/** The table key of a policy that is alone in its limiter (its bucket key has no member). */
-// Stryker disable next-line StringLiteral: any string that no policy name can be would do
-const ALONE = '';
 /** A request of one bucket has no other to keep from eviction. */
 const NOTHING_KEPT: readonly number[] = [];
 
+/**
+ * The in-process store, the default: buckets packed in typed arrays, at most `maxBuckets`, answered at once.
+ * @example
+ * const store = new MemoryStore({ maxBuckets: 50_000 }); // one app's own; without `store`, limiters share one
+ * const limiter = createLimiter({ policy: tokenBucket({ capacity: 10, refillPerSecond: 1 }), store });
+ */
 export class MemoryStore implements Store {
   /** Every answer is synchronous, so limiters on this store offer `consumeSync`. */
   readonly synchronous = true;
@@ -111,9 +108,9 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * `evaluate` for a consume or a peek of one policy alone (no lease, no booking), the limiter's common case, with
-   * no request, no response and no array made: `answer` turns the policy's result and the store's clock into what
-   * the caller returns. The same transition and the same writes as `evaluate` (test/policies/limiter-sync.test.ts).
+   * The first of the lone-policy short paths (listed at `evaluatePolicies`): `evaluate` for a consume or a peek of
+   * one policy alone (no lease, no booking), with no request, response or array made; `answer` turns the result and
+   * the store's clock into the caller's. The same writes as `evaluate` (test/limiter/limiter-sync.test.ts).
    */
   decideAlone<T>(
     scope: string,
@@ -145,9 +142,10 @@ export class MemoryStore implements Store {
     return answer(transition.result, nowMs);
   }
 
-  /** A limiter whose buckets this store could not all hold, or would drop before they are at rest, is refused. */
+  /** Refuses a limiter whose buckets it could not all hold (too many, a kind too many), or would drop early. */
   checkPolicies(policies: readonly AnyPolicy[]): void {
     checkBucketRoom(policies.length, this.#maxBuckets);
+    this.#slots.admit(policies);
     checkRetentionCap('inactiveAfterMs', this.#inactiveAfterMs, { ms: 1, name: 'ms' }, policies);
   }
 
@@ -226,10 +224,7 @@ export class MemoryStore implements Store {
     return undefined;
   }
 
-  /**
-   * Writes a bucket's next state in its slot or a new one, and tells the eviction queue unless `plain` (a consume that
-   * starts no hold and moves no rest earlier: see decideAlone); returns the slot.
-   */
+  /** A bucket's next state in its slot or a new one, queued unless `plain` (see decideAlone); returns the slot. */
   #write(
     scope: string,
     member: string,
@@ -264,20 +259,15 @@ export class MemoryStore implements Store {
     keep: readonly (number | undefined)[],
   ): number {
     if (this.#size >= this.#maxBuckets && !this.#evict(nowMs, keep)) throw tooFewBuckets(this.#maxBuckets);
-    let tables = this.#scopes.get(scope);
-    if (tables === undefined) {
-      tables = new Map();
-      this.#scopes.set(scope, tables);
-    }
-    let table = tables.get(member);
-    if (table === undefined) {
-      table = new Map();
-      tables.set(member, table);
-    }
+    const table = entry(
+      entry(this.#scopes, scope, () => new Map<string, Table>()),
+      member,
+      () => new Map(),
+    );
     // A fresh flat copy (a JSON round trip is exact for any string): an identifier sliced from a header or joined
     // from parts would otherwise keep its parent string or rope alive for as long as the bucket (measured in bench/).
     const flat = JSON.parse(JSON.stringify(id)) as string;
-    const slot = this.#slots.allocate(policy.kind, this.#tables.of(table, policy), flat);
+    const slot = this.#slots.allocate(policy, this.#tables.of(table, policy), flat);
     table.set(flat, slot);
     this.#size++;
     this.#slots.write(slot, state, expiresAt);
@@ -286,8 +276,8 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Makes room at once, in the eviction queue's order, counting the bucket by what it held. The request's own buckets
-   * (`keep`) are never evicted: false when they are all the store holds (a direct request beyond `maxBuckets`).
+   * Makes room in the eviction queue's order, counting the bucket by what it held; never one of `keep` (the
+   * request's own): false when they are all the store holds (a direct request beyond `maxBuckets`).
    */
   #evict(nowMs: number, keep: readonly (number | undefined)[]): boolean {
     const slot = this.#queue.next(nowMs, keep);

@@ -1,28 +1,29 @@
-// Batching: one limiter's decisions of one event-loop turn go to Redis as one script call, the reply read back.
-import { TollgateError } from '../../core/errors.js';
+// Batching: one limiter's decisions of one event-loop turn go to Redis as one engine call, scheduled here.
+import { timeoutError } from '../../core/errors.js';
+import { listening, TRACES, type TraceContext, traced } from '../../core/trace.js';
 import type { StoreAction } from '../../policies/evaluate.js';
-import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
-import { bucketKey, memberOf } from '../key.js';
-import type { StoreRequest, StoreResponse } from '../store.js';
+import type { AnyPolicy } from '../../policies/policy.js';
+import type { StoreResponse } from '../store.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
-import { type RedisStoreMetrics, scriptError } from './metrics.js';
+import { type CallDecision, constantArguments, decodeReply, encodeCall } from './engine/call-format.js';
+import { BUILT_IN_ENGINE, type Engine, withTwins } from './engine/engine.js';
+import { type EngineCall, runScript } from './engine/script-call.js';
+import type { RedisStoreMetrics } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
-import { constantArguments, runScript, timingArgument } from './script-call.js';
 import { Deadlines } from './time-budget.js';
 
 /**
- * Most decisions in one script call. It bounds how long one call holds the server (~0.4 ms), and full batches
- * sent at once keep the server busy while the previous batch's answers travel back: in bench/, at 64 in flight,
- * batches of 24 to 48 gave 54k-59k token-bucket decisions/s and unbounded ones 36k (one call per decision: 29k).
+ * Most decisions in one script call. It bounds how long one call holds the server, and full batches sent at once
+ * keep the server busy while the previous batch's answers travel back: bounded batches of about this size carried
+ * more decisions a second than unbounded ones, and both far more than one call per decision (docs/benchmarks.md).
  */
 const MAX_BATCH = 32;
 
 /** One decision waiting for its script call. */
-export interface Pending {
-  readonly request: StoreRequest;
-  /** With the prefix: the key the deny cache and the breakers know a decision by. */
-  readonly firstKey: string;
+export interface Pending extends CallDecision {
+  /** The store call's trace, when someone listens: told the size of the batch it went in. */
+  readonly trace: TraceContext | undefined;
   /** The node that owned `firstKey` when the decision was asked for ('' when not known). */
   readonly shard: string;
   readonly resolve: (response: StoreResponse) => void;
@@ -75,6 +76,8 @@ export class Batcher {
   readonly #deadlines: Deadlines;
   /** Per limiter (its policies array is its own) and action: ARGV up to the first request's. */
   readonly #constantArgs = new WeakMap<readonly AnyPolicy[], Map<StoreAction, readonly string[]>>();
+  /** The engine calls run: the built-in one, extended by the twin of any other kind a limiter brings. */
+  #engine: Engine = BUILT_IN_ENGINE;
 
   constructor(
     settings: BatchSettings,
@@ -93,8 +96,8 @@ export class Batcher {
    * Decisions of one limiter asked for in the same turn of the event loop share one script call; a batch is sent
    * at the end of the turn, or as soon as it is full. A batch shares the action, the clock reading and, in a
    * cluster, the slot (one script's keys must share it). With no call in flight there is nothing to wait for: the
-   * batch goes as soon as the code that asked has run (a microtask), not at the end of the turn, which cost a lone
-   * decision ~6 µs (bench/, the same call sent at once and after setImmediate); decisions asked for together still
+   * batch goes as soon as the code that asked has run (a microtask), not at the end of the turn, a wait a lone
+   * decision paid for nothing (docs/benchmarks.md has the figure); decisions asked for together still
    * share it, and while a call is in flight the next batch gathers until the turn ends, as before.
    */
   enqueue(pending: Pending): void {
@@ -143,7 +146,7 @@ export class Batcher {
     let responses: (StoreResponse | Error)[];
     this.#calls++;
     try {
-      responses = await this.#call(batch);
+      responses = await this.#traced(batch, probeKey);
     } catch (error) {
       this.#outcome.failed({ shard, probeKey, decisions, error });
       return;
@@ -164,34 +167,46 @@ export class Batcher {
     else this.#outcome.failed({ shard, probeKey, decisions: failed, error });
   }
 
-  /** The batch's script call: each decision's answer, or its error; rejects when the call as a whole failed. */
+  /** The batch's call as one traced step, when someone listens; each of its decisions told its batch's size. */
+  #traced(batch: Batch, probeKey: string): Promise<(StoreResponse | Error)[]> {
+    if (!listening(TRACES.engine)) return this.#call(batch);
+    const { decisions, shard, action } = batch;
+    for (const { trace } of decisions) if (trace !== undefined) trace.batch = decisions.length;
+    const slot = this.#settings.cluster ? clusterSlot(probeKey) : undefined;
+    const context = {
+      engine: this.#engine.functionName,
+      node: shard,
+      slot,
+      decisions: decisions.length,
+      action,
+    };
+    return traced(TRACES.engine, context, async () => {
+      try {
+        return await this.#call(batch);
+      } finally {
+        // A call made before the slot map was known names its node once the call has found it.
+        if (context.node === '') context.node = this.#connection.shardOf(probeKey);
+        for (const { trace } of decisions) if (trace?.node === '') trace.node = context.node;
+      }
+    });
+  }
+
+  /** The engine every call runs, which a probe of a node runs too. */
+  get engine(): Engine {
+    return this.#engine;
+  }
+
+  /** The batch's engine call: each decision's answer, or its error; rejects when the call as a whole failed. */
   async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
     this.#metrics.batches++;
     this.#metrics.batchedDecisions += decisions.length;
-    const { keyPrefix } = this.#settings;
-    const keys: string[] = [];
-    const args = [nowMs === undefined ? '' : String(nowMs)];
-    args.push(...this.#constantArguments(policies, action));
-    const figures = decisions.map(({ request }) => [
-      String(request.cost),
-      request.lease ?? '',
-      timingArgument(request),
-    ]);
-    // The common batch, where every request has the same cost, lease and timing, sends them once.
-    const shared = figures.every(
-      (f) => f[0] === figures[0]?.[0] && f[1] === figures[0]?.[1] && f[2] === figures[0]?.[2],
-    );
-    for (const { request, firstKey } of decisions) {
-      keys.push(firstKey);
-      for (let i = 1; i < policies.length; i++)
-        keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
-    }
-    args.push(...(shared ? (figures[0] as string[]) : figures.flat()));
+    const constant = this.#constantArguments(policies, action);
+    const call = encodeCall(decisions, policies, constant, nowMs, this.#settings.keyPrefix);
     const client = this.#connection.readyNow();
     const reply = await (client === undefined
-      ? this.#connectingCall(keys, args)
-      : this.#deadlines.bound(runScript(client, keys, args, this.#metrics)));
-    return parseReply(reply, decisions.length, policies.length, action);
+      ? this.#connectingCall(call)
+      : this.#deadlines.bound(runScript(client, this.#engine, call, this.#metrics)));
+    return decodeReply(reply, decisions.length, policies.length, action);
   }
 
   /**
@@ -199,14 +214,14 @@ export class Batcher {
    * so a Redis unreachable at start costs each decision that budget, not `connectTimeoutMs` (the opening goes on
    * in the background). A call whose budget ran out while it waited is never sent: its answer was given already.
    */
-  async #connectingCall(keys: string[], args: string[]): Promise<unknown> {
+  async #connectingCall(call: EngineCall): Promise<unknown> {
     let late = false;
-    const call = this.#connection.forDecisions().then((client) => {
-      if (late) throw new TollgateError('ERR_TOLLGATE_TIMEOUT', 'the decision was answered before Redis was');
-      return runScript(client, keys, args, this.#metrics);
+    const sent = this.#connection.forDecisions().then((client) => {
+      if (late) throw timeoutError('the decision was answered before Redis was');
+      return runScript(client, this.#engine, call, this.#metrics);
     });
     try {
-      return await this.#deadlines.bound(call);
+      return await this.#deadlines.bound(sent);
     } catch (error) {
       late = true;
       throw error;
@@ -221,67 +236,11 @@ export class Batcher {
     }
     let args = byAction.get(action);
     if (args === undefined) {
+      // A limiter's first call: its policies' twins join the engine now if it lacks any.
+      this.#engine = withTwins(this.#engine, policies);
       args = constantArguments(policies, this.#settings.ttlMs, action);
       byAction.set(action, args);
     }
     return args;
   }
-}
-
-/** Each request's answer from the script's reply (see script.ts), or its error; a store error for anything else. */
-function parseReply(
-  reply: unknown,
-  decisions: number,
-  policies: number,
-  action: StoreAction,
-): (StoreResponse | Error)[] {
-  // A consume or a peek of one policy answers with that policy's figures alone.
-  const narrow = policies === 1 && (action === 'consume' || action === 'peek');
-  // Per request: allowed, delay, then four figures per policy.
-  const stride = narrow ? 4 : 2 + 4 * policies;
-  const malformed = () => scriptError(`unexpected script reply: ${JSON.stringify(reply)}`);
-  if (!Array.isArray(reply) || reply.length !== 1 + decisions * stride) throw malformed();
-  const numbers = reply as unknown[];
-  const figure = (at: number): number => {
-    const value = numbers[at];
-    if (typeof value !== 'number') throw malformed();
-    return value;
-  };
-  const nowMs = figure(0);
-  const responses: (StoreResponse | Error)[] = [];
-  for (let at = 1; at < numbers.length; at += stride) {
-    const head = numbers[at];
-    if (typeof head === 'string') {
-      responses.push(scriptError(head));
-      continue;
-    }
-    const allowed = figure(at) === 1;
-    let delayMs = 0;
-    const results: PolicyResult[] = [];
-    if (narrow) {
-      // The last figure is the delay of an admission, or the retry of a denial.
-      const last = figure(at + 3);
-      if (allowed) delayMs = last;
-      results.push({
-        allowed,
-        remaining: figure(at + 1),
-        resetMs: figure(at + 2),
-        retryAfterMs: allowed ? 0 : last,
-      });
-    } else {
-      delayMs = figure(at + 1);
-      for (let i = at + 2; i < at + stride; i += 4) {
-        results.push({
-          allowed: figure(i) === 1,
-          remaining: figure(i + 1),
-          resetMs: figure(i + 2),
-          retryAfterMs: figure(i + 3),
-        });
-      }
-    }
-    responses.push(
-      delayMs === 0 ? { allowed, results, nowMs } : { allowed, results, nowMs: nowMs + delayMs, delayMs },
-    );
-  }
-  return responses;
 }

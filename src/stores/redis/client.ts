@@ -1,5 +1,5 @@
 // The small client contract the Redis store needs, met by ioredis and node-redis clients, single node or cluster.
-import { configError, TollgateError } from '../../core/errors.js';
+import { configError, storeError } from '../../core/errors.js';
 import { clusterSlot } from './cluster-slot.js';
 
 export interface ScriptClient {
@@ -179,7 +179,7 @@ async function loadOnEvery(loads: (() => Promise<unknown>)[]): Promise<void> {
   if (outcomes.some((outcome) => outcome.status === 'fulfilled')) return;
   throw (
     (outcomes[0] as PromiseRejectedResult | undefined)?.reason ??
-    new Error('no Redis node to load the library on')
+    storeError('no Redis node to load the library on')
   );
 }
 
@@ -210,7 +210,7 @@ function ioredisReady(client: IoRedisLike): Promise<void> {
     };
     const ended = () => {
       client.off('ready', ready);
-      reject(new TollgateError('ERR_TOLLGATE_STORE', 'the ioredis client closed before it was ready'));
+      reject(storeError('the ioredis client closed before it was ready'));
     };
     client.once('ready', ready);
     client.once('end', ended);

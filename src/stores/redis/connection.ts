@@ -1,5 +1,5 @@
 // The store's connection: its own ioredis client unless given one, opened once for all waiters, closed in a budget.
-import { configError, TollgateError } from '../../core/errors.js';
+import { configError, environmentError, storeError } from '../../core/errors.js';
 import { adaptClient, type ScriptClient, settles } from './client.js';
 import { type Address, type ConnectionOptions, nodeAddress, parseUrl } from './connection-options.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
@@ -39,8 +39,7 @@ export class Connection {
    * a waiter's budget (the client keeps retrying on its own), so waits that time out leave nothing behind.
    */
   ready(budgetMs = this.#connectTimeoutMs): Promise<ScriptClient> {
-    if (this.#closed)
-      return Promise.reject(new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed'));
+    if (this.#closed) return Promise.reject(storeError('the RedisStore is closed'));
     const client = this.#client;
     if (client?.isReady()) {
       this.#connected = true;
@@ -59,7 +58,7 @@ export class Connection {
    */
   async forDecisions(): Promise<ScriptClient> {
     const client = this.#connected ? this.#client : await this.ready();
-    if (!client?.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
+    if (!client?.isReady()) throw storeError('Redis is not connected');
     return client;
   }
 
@@ -90,13 +89,13 @@ export class Connection {
         cooldownMs: this.#cooldownMs,
       });
       // A close() during the import: the connection must never open.
-      if (this.#closed) throw new TollgateError('ERR_TOLLGATE_STORE', 'the RedisStore is closed');
+      if (this.#closed) throw storeError('the RedisStore is closed');
       this.#client = client;
       this.#owned = true;
     }
     await this.#client.connect();
     // A client between attempts (reconnecting) has nothing to wait for yet, but it is not connected either.
-    if (!this.#client.isReady()) throw new TollgateError('ERR_TOLLGATE_STORE', 'Redis is not connected');
+    if (!this.#client.isReady()) throw storeError('Redis is not connected');
     this.#connected = true;
     return this.#client;
   }
@@ -112,10 +111,9 @@ async function openOwnedClient(
   { connectTimeoutMs, cooldownMs }: { readonly connectTimeoutMs: number; readonly cooldownMs: number },
 ): Promise<ScriptClient> {
   const { Redis, Cluster } = await import('ioredis').catch((cause: unknown) => {
-    throw new TollgateError(
-      'ERR_TOLLGATE_CONFIG',
+    throw environmentError(
       'RedisStore needs the `ioredis` package (npm install ioredis), or pass `client`',
-      { cause },
+      cause,
     );
   });
   // Credentials a URL carries win over the `username` and `password` options, as for ioredis itself.

@@ -40,7 +40,7 @@ export class DenyCache {
     // Another cost fits sooner or waits longer; a clock that went back (an injected one) makes waits longer.
     if (cost !== denial.cost || now < denial.at) return undefined;
     const elapsed = Math.ceil(now - denial.at);
-    // Field by field: `{ ...result, ... }` costs about a microsecond on Node 20 (bench/), on the path a flood takes.
+    // Field by field: a spread (`{ ...result, ... }`) is slow on Node 20, and this is the path a flood takes.
     return {
       allowed: false,
       nowMs: denial.response.nowMs + elapsed,

@@ -1,5 +1,5 @@
 // RedisStore's counters: one record, written by each part of the store that does what it counts.
-import { TollgateError } from '../../core/errors.js';
+import { storeError, TollgateError } from '../../core/errors.js';
 import type { StoreErrorKind } from '../store.js';
 
 export interface RedisStoreMetrics {
@@ -46,7 +46,7 @@ const scriptErrors = new WeakSet<Error>();
 
 /** A decision the script answered with an error, or a reply that is not the script's. */
 export function scriptError(message: string): TollgateError {
-  const error = new TollgateError('ERR_TOLLGATE_STORE', message);
+  const error = storeError(message);
   scriptErrors.add(error);
   return error;
 }

@@ -1,17 +1,19 @@
 // RedisStore: every decision is one atomic script call on the Redis server's clock, shared by a whole fleet.
 
+import { listening, TRACES, type TraceContext, traced } from '../../core/trace.js';
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
-import { bucketKey, memberOf } from '../key.js';
 import { checkRetentionCap } from '../memory/retention.js';
 import type { RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
 import { Batcher, type Pending } from './batch.js';
+import { clusterSlot } from './cluster-slot.js';
 import { Connection } from './connection.js';
 import { DegradedPath } from './degraded-path.js';
 import { DenyCache } from './deny-cache.js';
+import { firstKeyOf, probeCall } from './engine/call-format.js';
+import { runScript } from './engine/script-call.js';
 import { type RedisStoreMetrics, zeroMetrics } from './metrics.js';
 import { NodeBreakers } from './node-breakers.js';
 import { type RedisStoreOptions, type RedisStoreSettings, resolveOptions } from './redis-store-options.js';
-import { constantArguments, runScript } from './script-call.js';
 import { budget, withTimeout } from './time-budget.js';
 
 export interface RedisHealth {
@@ -25,6 +27,11 @@ export interface RedisHealth {
  * Wires the parts together: a decision is answered by the deny cache when it can be, without Redis at once while
  * its node's breaker is open, and otherwise joins a batch for one script call; what Redis could not decide goes
  * to the degraded path.
+ *
+ * @example
+ * // Limits shared by every instance of a fleet of 4; while Redis is down, each enforces a quarter of each limit.
+ * const store = new RedisStore({ url: process.env.REDIS_URL, fallback: 'memory', fallbackShare: 0.25 });
+ * const limiter = createLimiter({ policy: tokenBucket({ capacity: 100, refillPerSecond: 10 }), store });
  */
 export class RedisStore implements Store {
   readonly metrics: RedisStoreMetrics = zeroMetrics();
@@ -68,20 +75,32 @@ export class RedisStore implements Store {
     return this.#breakers.anyOpen;
   }
 
-  async evaluate(request: StoreRequest): Promise<StoreResponse> {
-    const { scope, id, policies } = request;
-    const firstKey = this.keyPrefix + bucketKey(scope, id, memberOf(policies, 0));
+  evaluate(request: StoreRequest): Promise<StoreResponse> {
+    const firstKey = firstKeyOf(this.keyPrefix, request);
+    if (!listening(TRACES.store)) return this.#evaluate(request, firstKey, undefined);
+    const slot = this.#settings.cluster ? clusterSlot(firstKey) : undefined;
+    const trace = { key: firstKey, node: this.#connection.shardOf(firstKey), slot, action: request.action };
+    return traced(TRACES.store, trace, () => this.#evaluate(request, firstKey, trace));
+  }
+
+  /** Answered by the deny cache, by the degraded path while the key's node is not waited on, or by a batch. */
+  async #evaluate(
+    request: StoreRequest,
+    firstKey: string,
+    trace: TraceContext | undefined,
+  ): Promise<StoreResponse> {
     // Only a plain consume repeats a denial: a booking request may be admitted ahead, and a peek is a look.
     if (request.action === 'consume' && !request.maxDelayMs && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
       if (cached !== undefined) {
         this.metrics.localDenials++;
+        if (trace !== undefined) trace.denyCache = true;
         return cached;
       }
     }
     const shard = this.#connection.shardOf(firstKey);
     if (this.#breakers.isOpen(shard)) return this.#degraded.answer(request);
-    return new Promise((resolve) => this.#batcher.enqueue({ request, firstKey, shard, resolve }));
+    return new Promise((resolve) => this.#batcher.enqueue({ request, firstKey, shard, resolve, trace }));
   }
 
   /** The store's counters and its breakers' state now, for `tollgate/metrics` and `tollgate/otel`. */
@@ -170,8 +189,8 @@ export class RedisStore implements Store {
   async #probe(key: string): Promise<void> {
     const within = budget(this.#settings.commandTimeoutMs);
     const client = await this.#connection.ready(within());
-    const args = ['', ...constantArguments([], this.#settings.ttlMs, 'consume')];
-    await withTimeout(runScript(client, [key], args, this.metrics), within(), this.metrics);
+    const call = probeCall(key, this.#settings.ttlMs);
+    await withTimeout(runScript(client, this.#batcher.engine, call, this.metrics), within(), this.metrics);
   }
 
   /**

@@ -1,5 +1,5 @@
 // Time bounds on Redis calls: a documented budget holds however Redis misbehaves (hung, slow, or gone).
-import { TollgateError } from '../../core/errors.js';
+import { type TollgateError, timeoutError } from '../../core/errors.js';
 
 /** What is left of one budget of `ms` from now, for work done in steps (never below 1 ms). */
 export function budget(ms: number): () => number {
@@ -15,7 +15,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, metrics: { timeo
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       metrics.timeouts++;
-      reject(new TollgateError('ERR_TOLLGATE_TIMEOUT', `Redis did not answer within ${ms} ms`));
+      reject(timeoutError(`Redis did not answer within ${ms} ms`));
     }, ms);
     promise.then(
       (value) => {
@@ -40,8 +40,8 @@ interface Waiting {
 /**
  * `withTimeout` for a stream of calls that share one budget, with one timer between them: their deadlines come in
  * the order the calls begin, so the earliest is always the oldest call still waiting. A timer per call, armed and
- * cleared, cost a lone decision ~6 µs (bench/: a Redis call measured with and without one), more than the rest of
- * the store's own work for it. The timer holds the process open only while a call is waiting, as a timer per call
+ * cleared, cost a lone decision more than the rest of the store's own work for it (docs/benchmarks.md has the
+ * figure). The timer holds the process open only while a call is waiting, as a timer per call
  * did: it stays armed, unref'd, through the gaps between calls.
  */
 export class Deadlines {
@@ -101,7 +101,7 @@ export class Deadlines {
       }
       waiting.settled = true;
       this.#metrics.timeouts++;
-      waiting.reject(new TollgateError('ERR_TOLLGATE_TIMEOUT', `Redis did not answer within ${this.#ms} ms`));
+      waiting.reject(timeoutError(`Redis did not answer within ${this.#ms} ms`));
     }
     this.#waiting = [];
     this.#head = 0;

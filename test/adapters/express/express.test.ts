@@ -17,7 +17,7 @@ import {
   STREAMED,
   silentLogger,
   unitsLeft,
-} from '../../contract/adapter-contract.js';
+} from '../../../src/testing/adapter-contract.js';
 
 /** Acts out the contract's route plan; a throw goes to the app's error handler. */
 async function serve(plan: RoutePlan, res: Response): Promise<void> {

@@ -4,7 +4,7 @@ import type { RateLimitInfo } from '../../../src/decision/rate-limit-info.js';
 import { createLimiter } from '../../../src/limiter/limiter.js';
 import { tokenBucket } from '../../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
-import { CLIENT } from '../../contract/adapter-contract.js';
+import { CLIENT } from '../../../src/testing/adapter-contract.js';
 
 export const T0 = Date.UTC(2030, 0, 1);
 export const CAPACITY = 2;

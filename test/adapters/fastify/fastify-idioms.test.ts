@@ -6,7 +6,7 @@ import { rateLimit } from '../../../src/adapters/fastify/fastify.js';
 import { createLimiter } from '../../../src/limiter/limiter.js';
 import { tokenBucket } from '../../../src/policies/token-bucket.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
-import { unitsLeft } from '../../contract/adapter-contract.js';
+import { unitsLeft } from '../../../src/testing/adapter-contract.js';
 import { app, bucket, CAPACITY, isConfigError, nth, readable, statuses, T0 } from './fastify-fixtures.js';
 
 describe('Fastify request.rateLimit', () => {

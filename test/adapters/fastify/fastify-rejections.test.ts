@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { RateLimitError, rateLimit } from '../../../src/adapters/fastify/fastify.js';
-import { CLIENT, silentLogger } from '../../contract/adapter-contract.js';
+import { CLIENT, silentLogger } from '../../../src/testing/adapter-contract.js';
 import {
   app,
   bucket,

@@ -17,7 +17,7 @@ import {
   shapedByApp,
   streamedChunks,
   unitsLeft,
-} from '../../contract/adapter-contract.js';
+} from '../../../src/testing/adapter-contract.js';
 
 function header(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;

@@ -6,7 +6,7 @@ import { type AbstractHttpAdapter, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import type { ContractApp } from '../../contract/adapter-contract.js';
+import type { ContractApp } from '../../../src/testing/adapter-contract.js';
 
 /** A Nest platform: the HTTP adapter a fresh app runs on. */
 export interface Platform {

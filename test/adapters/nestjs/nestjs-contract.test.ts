@@ -20,7 +20,7 @@ import {
   runAdapterContract,
   shapedByApp,
   streamedChunks,
-} from '../../contract/adapter-contract.js';
+} from '../../../src/testing/adapter-contract.js';
 import { decorate, PLATFORMS, type Platform, start } from './nestjs-app.js';
 
 /** Acts out the contract's route plan on the platform's response; what it throws, Nest answers 500. */

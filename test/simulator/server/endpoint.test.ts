@@ -19,6 +19,7 @@ import {
   MAX_SIMULATION_WORK,
 } from '../../../src/simulator/server/simulate-endpoint.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
+import { pointed } from '../../harness/error-pointer.js';
 
 /**
  * The costliest shape for a sliding window log: a 1 ms window, arrivals 1 ms apart and a cost equal to the limit,
@@ -157,7 +158,7 @@ describe('POST /api/simulate', () => {
     });
     assert.equal(status, 400);
     assert.deepEqual(json, {
-      error: 'policy 2: `capacity` must be a non-negative integer (received -2)',
+      error: pointed('policy 2: `capacity` must be a non-negative integer (received -2)'),
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'capacity',
     });

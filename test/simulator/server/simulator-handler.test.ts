@@ -20,6 +20,7 @@ import { PAGE_FILES } from '../../../src/simulator/server/page-files.js';
 import { MAX_SIMULATED_POLICIES } from '../../../src/simulator/server/simulate-endpoint.js';
 import { simulatorHandler } from '../../../src/simulator/server/simulator-handler.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
+import { pointed } from '../../harness/error-pointer.js';
 
 async function listen(listener: RequestListener): Promise<{ server: Server; base: string }> {
   const server = createServer(listener);
@@ -137,7 +138,10 @@ describe('simulatorHandler on node:http', () => {
     const response = await post(base, JSON.stringify({ policies, arrivals: [0] }));
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: `at most ${MAX_SIMULATED_POLICIES} policies can be compared at once`,
+      error: pointed(
+        `at most ${MAX_SIMULATED_POLICIES} policies can be compared at once`,
+        'ERR_TOLLGATE_ARGUMENT',
+      ),
       code: 'ERR_TOLLGATE_ARGUMENT',
       option: null,
     });

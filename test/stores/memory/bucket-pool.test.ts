@@ -2,10 +2,21 @@
 // rows are reused, and a pool grows only to its bound.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BucketPool, BucketSlots, KIND_SLOTS, KINDS } from '../../../src/stores/memory/bucket-pool.js';
+import type { AnyPolicy } from '../../../src/policies/policy.js';
+import { BucketPool, BucketSlots, KIND_SLOTS } from '../../../src/stores/memory/bucket-pool.js';
+import { pointed } from '../../harness/error-pointer.js';
 
 /** A pool of `width` numbers per state. */
 const poolOf = (width: number, maxRows: number) => new BucketPool(width, maxRows);
+
+/** What BucketSlots reads of a policy: its kind and how its state packs. */
+const WIDTHS: Record<string, number> = {
+  'token-bucket': 1,
+  'fixed-window': 2,
+  'sliding-window': 0,
+  'sliding-window-counter': 3,
+};
+const kind = (name: string, stateWidth = WIDTHS[name] ?? 1) => ({ kind: name, stateWidth }) as AnyPolicy;
 
 describe('BucketPool', () => {
   it('a state of width 1 reads back as the number itself, beside its expiry time', () => {
@@ -87,7 +98,7 @@ describe('BucketPool', () => {
     }
     assert.throws(() => pool.allocate(1, 'one too many'), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`maxBuckets` is below the buckets one request needs (2500)',
+      message: pointed('`maxBuckets` is below the buckets one request needs (2500)'),
     });
   });
 
@@ -97,7 +108,7 @@ describe('BucketPool', () => {
     pool.allocate(1, 'b');
     assert.throws(() => pool.allocate(1, 'c'), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`maxBuckets` is below the buckets one request needs (2)',
+      message: pointed('`maxBuckets` is below the buckets one request needs (2)'),
     });
   });
 });
@@ -105,10 +116,10 @@ describe('BucketPool', () => {
 describe('BucketSlots', () => {
   it("tells a bucket's kind from its slot, and keeps each kind's rows apart", () => {
     const slots = new BucketSlots(10);
-    const bucket = slots.allocate('token-bucket', 1, 'a');
-    const window = slots.allocate('fixed-window', 2, 'b');
-    const log = slots.allocate('sliding-window', 3, 'c');
-    const counter = slots.allocate('sliding-window-counter', 4, 'd');
+    const bucket = slots.allocate(kind('token-bucket'), 1, 'a');
+    const window = slots.allocate(kind('fixed-window'), 2, 'b');
+    const log = slots.allocate(kind('sliding-window'), 3, 'c');
+    const counter = slots.allocate(kind('sliding-window-counter'), 4, 'd');
     assert.ok(slots.holds(bucket, 'token-bucket'));
     assert.ok(!slots.holds(bucket, 'fixed-window'));
     assert.ok(slots.holds(window, 'fixed-window'));
@@ -139,21 +150,27 @@ describe('BucketSlots', () => {
       ['1|a', '2|b', '3|c', '4|d'],
     );
     slots.release(log);
-    assert.equal(slots.allocate('sliding-window', 3, 'e'), log);
+    assert.equal(slots.allocate(kind('sliding-window'), 3, 'e'), log);
   });
 
-  it('names every policy kind apart in a slot, with room left for the kinds to come', () => {
-    assert.ok(KINDS.length <= KIND_SLOTS, `${KINDS.length} kinds need more than ${KIND_SLOTS} slot tags`);
+  it('names each kind apart in a slot, the kinds numbered as they come, and refuses one kind too many', () => {
+    const kinds = Array.from({ length: KIND_SLOTS }, (_, i) => kind(`kind-${i}`, i % 4));
     const slots = new BucketSlots(3);
     // The second row of each kind too: a tag too narrow shows as a row of one kind read as another.
-    const held = KINDS.flatMap((kind) =>
-      [slots.allocate(kind, 0, 'a'), slots.allocate(kind, 0, 'b')].map((slot) => ({ kind, slot })),
+    const held = kinds.flatMap((policy) =>
+      [slots.allocate(policy, 0, 'a'), slots.allocate(policy, 0, 'b')].map((slot) => ({ policy, slot })),
     );
-    for (const { kind, slot } of held)
+    for (const { policy, slot } of held)
       assert.deepEqual(
-        KINDS.filter((other) => slots.holds(slot, other)),
-        [kind],
+        kinds.filter((other) => slots.holds(slot, other.kind)),
+        [policy],
       );
     assert.equal(new Set(held.map(({ slot }) => slot)).size, held.length);
+    assert.throws(() => slots.admit([kind('one-too-many')]), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      message: /^`policy` is of a kind too many: a MemoryStore holds at most 8 kinds/,
+    });
+    // A kind met before is no kind too many.
+    slots.admit(kinds);
   });
 });

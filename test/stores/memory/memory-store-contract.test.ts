@@ -1,6 +1,6 @@
 // The store contract on MemoryStore.
 import { MemoryStore } from '../../../src/index.js';
-import { runStoreContract } from '../../contract/store-contract.js';
+import { runStoreContract } from '../../../src/testing/index.js';
 
 runStoreContract('MemoryStore', async (clock) => {
   const store = new MemoryStore({ clock, autoCleanup: false });

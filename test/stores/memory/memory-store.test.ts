@@ -10,6 +10,7 @@ import {
   type MemoryStoreOptions,
   tokenBucket,
 } from '../../../src/index.js';
+import { pointed } from '../../harness/error-pointer.js';
 import { limitOne, liveKeys, manualStore, throwsConfig } from '../../harness/policy-helpers.js';
 
 /** One request a second passes; each bucket is at rest 1000 ms after its window opened. */
@@ -30,22 +31,25 @@ describe('MemoryStore options', () => {
   it('refuses bad options with messages that say what is wrong', () => {
     assert.throws(() => new MemoryStore({ maxClient: 5 } as MemoryStoreOptions), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message:
+      message: pointed(
         '`maxClient` is not an option of MemoryStore; did you mean `maxClients`? (renamed to `maxBuckets`)',
+      ),
     });
     assert.throws(() => new MemoryStore({ maxClients: 5 } as MemoryStoreOptions), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxClients',
-      message: '`maxClients` is not an option of MemoryStore (renamed to `maxBuckets`)',
+      message: pointed('`maxClients` is not an option of MemoryStore (renamed to `maxBuckets`)'),
     });
     assert.throws(() => new MemoryStore({ cleanupIntervalMs: '25d' }), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'cleanupIntervalMs',
-      message: '`cleanupIntervalMs` must be at most 2147483647 ms (about 24.8 days) (received 2160000000)',
+      message: pointed(
+        '`cleanupIntervalMs` must be at most 2147483647 ms (about 24.8 days) (received 2160000000)',
+      ),
     });
     assert.throws(() => new MemoryStore({ autoCleanup: 'no' as unknown as boolean }), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message: '`autoCleanup` must be a boolean (received "no")',
+      message: pointed('`autoCleanup` must be a boolean (received "no")'),
     });
   });
 
@@ -54,8 +58,9 @@ describe('MemoryStore options', () => {
     assert.throws(() => createLimiter({ policy: [perSecond('a'), perSecond('b')], store }), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxBuckets',
-      message:
+      message: pointed(
         '`maxBuckets` must be at least the number of policies of a limiter on this store (2) (received 1)',
+      ),
     });
   });
 
@@ -71,7 +76,7 @@ describe('MemoryStore options', () => {
     assert.throws(() => store.evaluate(request), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxBuckets',
-      message: '`maxBuckets` is below the buckets one request needs (1)',
+      message: pointed('`maxBuckets` is below the buckets one request needs (1)'),
     });
   });
 
@@ -87,7 +92,7 @@ describe('MemoryStore options', () => {
     assert.throws(() => store.evaluate(request), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxBuckets',
-      message: '`maxBuckets` is below the buckets one request needs (2)',
+      message: pointed('`maxBuckets` is below the buckets one request needs (2)'),
     });
     assert.equal(store.size, 2);
   });

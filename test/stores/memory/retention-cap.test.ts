@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow, tokenBucket } from '../../../src/index.js';
 import { checkRetentionCap } from '../../../src/stores/memory/retention.js';
+import { pointed } from '../../harness/error-pointer.js';
 
 const SECONDS = { ms: 1000, name: 's' };
 
@@ -12,8 +13,9 @@ describe('checkRetentionCap', () => {
     assert.throws(() => checkRetentionCap('maxTtlSeconds', 90, SECONDS, [odd]), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxTtlSeconds',
-      message:
+      message: pointed(
         '`maxTtlSeconds` must be at least 91 (s) for policy "odd", whose buckets take that long to come to rest (received 90)',
+      ),
     });
     checkRetentionCap('maxTtlSeconds', 91, SECONDS, [odd]);
   });
@@ -22,8 +24,9 @@ describe('checkRetentionCap', () => {
     const once = tokenBucket({ capacity: 1, refillPerSecond: 0, name: 'once' });
     assert.throws(() => checkRetentionCap('maxTtlSeconds', 60, SECONDS, [once]), {
       code: 'ERR_TOLLGATE_CONFIG',
-      message:
+      message: pointed(
         '`maxTtlSeconds` cannot be set while policy "once" (a token-bucket that never refills) must keep its state for ever; unset it (received 60)',
+      ),
     });
     // Capacity 0 admits nothing, so no state is ever kept: any cap will do.
     const nothing = tokenBucket({ capacity: 0, refillPerSecond: 1 });

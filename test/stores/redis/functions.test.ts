@@ -3,9 +3,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLimiter, tokenBucket } from '../../../src/index.js';
+import { BUILT_IN_ENGINE } from '../../../src/stores/redis/engine/engine.js';
 import { RedisStore } from '../../../src/stores/redis/index.js';
-import { FUNCTION_NAME, LIBRARY } from '../../../src/stores/redis/script.js';
 import { connectedIoredis } from '../../harness/fake-ioredis.js';
+
+const { functionName: FUNCTION_NAME, library: LIBRARY } = BUILT_IN_ENGINE;
 
 const NOW = 1_000_000;
 /** A lone policy's admission in the engine's reply: allowed, remaining, reset, delay. */

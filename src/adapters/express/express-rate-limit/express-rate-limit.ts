@@ -1,6 +1,6 @@
 // Express middleware with express-rate-limit's meaning: every hit counted, its headers, req.rateLimit, handler.
 import type { Request, RequestHandler, Response } from 'express';
-import { TollgateError } from '../../../core/errors.js';
+import { argumentError, storeError, type TollgateError } from '../../../core/errors.js';
 import type { Decision } from '../../../decision/decision.js';
 import type { RateLimitInfo } from '../../../decision/rate-limit-info.js';
 import type { Complete } from '../../../gate/completion.js';
@@ -160,15 +160,13 @@ function policies(windowMs: number): (limit: number, name: string | undefined) =
 /** A limit function's value: above `max` the counter could not tell the limit was reached. */
 function perRequestLimit(limit: unknown, max: number): number {
   if (typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= 0 && limit <= max) return limit;
-  throw new TollgateError(
-    'ERR_TOLLGATE_ARGUMENT',
+  throw argumentError(
     `\`limit\` must give a non-negative integer of at most ${max} with this \`windowMs\` (gave ${String(limit)})`,
   );
 }
 
 function storeDown(): TollgateError {
-  return new TollgateError(
-    'ERR_TOLLGATE_STORE',
+  return storeError(
     'the rate limit store is unreachable, and `passOnStoreError` is false: the request is not let through',
   );
 }

@@ -59,6 +59,33 @@ export function expressRateLimitStyle(
   // The counter's quota times its window stays below 2^51 (exact in both engines); it must hold a hit at least.
   const maxLimit = Math.floor((MAX_SPAN - 1) / windowMs);
   if (maxLimit < 1) throw configError('windowMs', 'must be below 2^51 ms', options.windowMs);
+  const { given, limit } = requestLimit(options, maxLimit);
+  const resolved = resolvedOptions(options, windowMs, given);
+  const { standardHeaders, legacyHeaders, passOnStoreError, handler } = resolved;
+  return {
+    gate: gateOptions(options, windowMs, maxLimit, passOnStoreError),
+    windowMs,
+    maxLimit,
+    limit: typeof limit === 'number' ? () => limit : limit,
+    name: standardHeaders === 'draft-8' ? draft8Name(options.identifier, windowMs) : undefined,
+    headers: headerWriter(standardHeaders, legacyHeaders && 'epoch-seconds'),
+    retryAfter: retryAfter(options.retryAfter),
+    property: resolved.requestPropertyName,
+    handler,
+    options: resolved,
+    warnBehindProxy: forwardedForChecked(options.validate),
+    onDecision: optionalFunction('onDecision', options.onDecision),
+  };
+}
+
+/** `limit` (or `max`, its older name) as given, and as the middleware reads it: a number checked once, or a function. */
+function requestLimit(
+  options: ExpressRateLimitCompatOptions,
+  maxLimit: number,
+): {
+  given: ValueOrFunction<number>;
+  limit: number | ((req: Request, res: Response) => number | Promise<number>);
+} {
   const limitOption = options.limit === undefined && options.max !== undefined ? 'max' : 'limit';
   const given = options.limit ?? options.max ?? 5;
   const limit = perRequest(limitOption, given, (value) => {
@@ -71,6 +98,15 @@ export function expressRateLimitStyle(
       );
     return n;
   });
+  return { given, limit };
+}
+
+/** The options as express-rate-limit hands them to a handler: each checked, and given its default. */
+function resolvedOptions(
+  options: ExpressRateLimitCompatOptions,
+  windowMs: number,
+  limit: ValueOrFunction<number>,
+): ExpressRateLimitResolvedOptions & Pick<ExpressRateLimitStyle, 'handler'> {
   const statusCode = errorStatus('statusCode', options.statusCode ?? 429);
   const message = options.message === undefined ? DEFAULT_MESSAGE : options.message;
   const legacyHeaders = options.legacyHeaders ?? true;
@@ -83,41 +119,25 @@ export function expressRateLimitStyle(
     'draft-7',
     'draft-8',
   ] as const);
-  const standardHeaders = standard === true ? 'draft-6' : standard;
   const property = options.requestPropertyName ?? 'rateLimit';
   if (typeof property !== 'string' || property === '')
     throw configError('requestPropertyName', 'must be a non-empty string', property);
   const passOnStoreError = options.passOnStoreError ?? false;
   if (typeof passOnStoreError !== 'boolean')
     throw configError('passOnStoreError', 'must be a boolean', passOnStoreError);
-  const handler = optionalFunction('handler', options.handler) ?? defaultHandler;
-  const resolved: ExpressRateLimitResolvedOptions = {
+  return {
     ...options,
     windowMs,
-    limit: given,
+    limit,
     message,
     statusCode,
     legacyHeaders,
-    standardHeaders,
+    standardHeaders: standard === true ? 'draft-6' : standard,
     requestPropertyName: property,
     skipFailedRequests: options.skipFailedRequests ?? false,
     skipSuccessfulRequests: options.skipSuccessfulRequests ?? false,
     passOnStoreError,
-    handler,
-  };
-  return {
-    gate: gateOptions(options, windowMs, maxLimit, passOnStoreError),
-    windowMs,
-    maxLimit,
-    limit: typeof limit === 'number' ? () => limit : limit,
-    name: standardHeaders === 'draft-8' ? draft8Name(options.identifier, windowMs) : undefined,
-    headers: headerWriter(standardHeaders, legacyHeaders && 'epoch-seconds'),
-    retryAfter: retryAfter(options.retryAfter),
-    property,
-    handler,
-    options: resolved,
-    warnBehindProxy: forwardedForChecked(options.validate),
-    onDecision: optionalFunction('onDecision', options.onDecision),
+    handler: optionalFunction('handler', options.handler) ?? defaultHandler,
   };
 }
 

@@ -2,7 +2,7 @@
 // rejection thrown to the app's own error handler where the adapter can throw one.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Decision } from '../../src/decision/decision.js';
+import type { Decision } from '../decision/decision.js';
 import { CAPACITY, fixture, rateLimitFields, T0 } from './adapter-contract-fixtures.js';
 import {
   type AdapterCapabilities,

@@ -1,42 +1,19 @@
-// The Lua engine Redis runs, as a function library and as a script: the integer prelude, every policy's Lua twin,
-// and the loop over a batch of decisions, each the twin of `evaluatePolicies` (with a short path for a lone policy).
-import { createHash } from 'node:crypto';
-import { integerLua } from '../../core/integer.js';
-import { policyLua } from '../../policies/index.js';
-import { STATE_LUA } from './state-lua.js';
+// The engine's loop over one call's decisions, in Lua: it reads the call format (call-format.ts), and each decision
+// is the twin of `evaluatePolicies`, with a short path for a lone policy.
 
 /**
- * A batch: requests of one limiter (same policies, same action), each on its own keys.
- * KEYS: every request's keys (one per policy), request after request.
- * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
- *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, each policy's kind and its two
- *       arguments, then per request its cost, its lease ('' for none) and its timing: for a consume how far ahead it
- *       may be booked (ms; after a 'w' for a waiting caller's, whose denial starts no lockout), for a refund when
- *       its units were spent (epoch ms; '' for now), then, comma-separated,
- *       each policy's resetMs in the spending decision when known. When every request has the same three (the
- *       common batch: default cost, no lease, no wait), they are sent once. With no policies the call is a probe of
- *       the node that owns KEYS[1] (it writes and deletes that key).
- * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
- *        for a consume or a peek of one policy, per request: allowed, remaining, resetMs, and retryAfterMs when
- *        denied or the delay when admitted. A request that raised an error (a key of another type, say) has the
- *        message in its first place.
- *
  * The script reads TIME once, so every decision of a batch is made at one instant (TIME itself moves on during a
  * call: measured on Redis 7.0), and scripts replicate by their effects (the only way since Redis 7), so replicas
  * store the results rather than re-run the script on their own clock. Every application server shares that clock.
  *
- * Measured on Redis 7.0 (`npm run bench`, section 2): as a function, a call costs the server a few µs whatever it
- * carries (entering it, its arguments, TIME), which a batch shares; each decision then costs its commands (read,
- * write, and the TTL read back) and the twin's arithmetic. A twin is defined when a call first needs it: once for a
- * function library, on every call for a script.
+ * As a function, a call costs the server a fixed part whatever it carries (entering it, its arguments, TIME), which
+ * a batch shares; each decision then costs its commands (read, write, and the TTL read back) and the twin's
+ * arithmetic (figures in docs/benchmarks.md). A twin is defined when a call first needs it: once for a function
+ * library, on every call for a script.
+ *
+ * It follows the definitions of the twins the engine carries (`define`, see engine.ts).
  */
-const MAIN = `
-local function define(kind)
-${Object.entries(policyLua)
-  .map(([kind, lua], i) => `  ${i === 0 ? 'if' : 'elseif'} kind == '${kind}' then${lua}`)
-  .join('')}  end
-  return policies[kind]
-end
+export const MAIN_LUA = `
 
 -- What one call is about, set by run() for each: its clock, its policies, the store's TTL bounds.
 local now, per, min_ttl, max_ttl, ttl_padding, quantum, specs
@@ -51,18 +28,18 @@ local function ttl_of(rest)
   return ttl
 end
 
--- A state over the one it replaces (nil: none). Setting an expiry is most of a write's cost (SET with PX ~1.1 µs,
--- with KEEPTTL ~0.5 µs, on Redis 7.0), so a write keeps the key's TTL while it still covers the new state: the time
+-- A state over the one it replaces (nil: none). Setting an expiry is most of a write's cost (SET with PX costs
+-- far more than with KEEPTTL), so a write keeps the key's TTL while it still covers the new state: the time
 -- that state comes to rest plus the padding. When it must set one, it sets that time rounded up to a quantum, so
 -- that the states that follow share it: a window sets its expiry once, a bucket written often once per quantum. The
--- TTL is read back (PTTL, ~0.3 µs) rather than inferred from the state it replaces, since another limit under the
+-- TTL is read back (PTTL) rather than inferred from the state it replaces, since another limit under the
 -- same scope, another store's padding or an earlier version may have set it. A greatest TTL ties the expiry to the
 -- clock instead, so with one every write sets it.
 local function write(spec, key, next, prev, rest)
   local policy = spec.policy
   local at_rest = policy.at_rest
   if rest < 0 or max_ttl > 0 or not at_rest then return policy.save(key, next, ttl_of(rest), prev) end
-  local ttl = quantum * math.ceil((at_rest(next, spec.a, spec.b) + ttl_padding) / quantum) - now
+  local ttl = quantum * math.ceil((at_rest(next, spec.p) + ttl_padding) / quantum) - now
   if prev and redis.call('PTTL', key) >= ttl then return policy.save(key, next, nil, prev) end
   policy.save(key, next, math.max(ttl_of(rest), ttl), prev)
 end
@@ -77,7 +54,7 @@ end
 
 -- A request's reply, from reply[at + 1] on: allowed, delay, then each policy's four figures. A consume or a peek
 -- of a lone policy, the common call, answers with its policy's figures alone, the delay of an admission in place
--- of its retry (always 0): each number of a reply costs the server ~90 ns.
+-- of its retry (always 0): each number of a reply costs the server time to write.
 local reply, narrow, width
 local function answer(at, allowed, delay, evaluated)
   if narrow then
@@ -107,7 +84,7 @@ local function book(at, base, states, evaluated, cost, lease, max_delay)
   local later = {}
   for k = 1, per do
     local s = specs[k]
-    later[k] = { s.policy.decide(states[k], now + delay, cost, s.a, s.b, lease) }
+    later[k] = { s.policy.decide(states[k], now + delay, cost, s.p, lease) }
     if later[k][1] == 0 then return false end
   end
   for k = 1, per do save(k, KEYS[base + k], later[k], states[k], delay) end
@@ -121,7 +98,7 @@ local function evaluate(at, base, cost, lease, max_delay, waiting)
   for k = 1, per do
     local s = specs[k]
     states[k] = s.policy.load(KEYS[base + k])
-    evaluated[k] = { s.policy.decide(states[k], now, cost, s.a, s.b, lease) }
+    evaluated[k] = { s.policy.decide(states[k], now, cost, s.p, lease) }
     if evaluated[k][1] == 0 then allowed = 0 end
   end
   if allowed == 0 and max_delay > 0 and action == 'c' and book(at, base, states, evaluated, cost, lease, max_delay) then
@@ -134,11 +111,11 @@ local function evaluate(at, base, cost, lease, max_delay, waiting)
     elseif e[1] == 1 then
       if action == 'c' and max_delay == 0 and not waiting and s.policy.on_denial then
         -- An open lockout starts its block on a denial.
-        e = { s.policy.on_denial(states[k], now, s.a, s.b) }
+        e = { s.policy.on_denial(states[k], now, s.p) }
         save(k, key, e, states[k], 0)
       else
         -- Nothing was spent here after all: report this policy's unspent view.
-        e = { s.policy.decide(states[k], now, 0, s.a, s.b, lease) }
+        e = { s.policy.decide(states[k], now, 0, s.p, lease) }
       end
       evaluated[k] = e
     end
@@ -152,10 +129,10 @@ local function change(at, base, cost, lease, spent)
   for k = 1, per do
     local s, key = specs[k], KEYS[base + k]
     local state = s.policy.load(key)
-    evaluated[k] = { s.policy.decide(state, now, 0, s.a, s.b, '') }
+    evaluated[k] = { s.policy.decide(state, now, 0, s.p, '') }
     local next, rest
     if action == 'r' then
-      next, rest = s.policy.refund(state, now, cost, s.a, s.b, lease, spent[1] or now, spent[k + 1])
+      next, rest = s.policy.refund(state, now, cost, s.p, lease, spent[1] or now, spent[k + 1])
     elseif s.policy.block then
       next, rest = s.policy.block(state, now, cost)
     end
@@ -166,7 +143,7 @@ end
 
 -- Each request's cost, lease and timing: one triple shared by every request of the call (read once), or one each;
 -- and the lone policy's twin and arguments, for the short path.
-local figures, shared, cost1, lease1, timing1, max_delay1, waiting1, lone, load1, decide1, a1, b1
+local figures, shared, cost1, lease1, timing1, max_delay1, waiting1, lone, load1, decide1, p1
 local function read_figures(arg)
   local timing = ARGV[arg + 2]
   local max_delay = tonumber(timing)
@@ -176,7 +153,8 @@ local function read_figures(arg)
 end
 
 -- Request d, on KEYS[(d - 1) * per + 1 ..], answered from reply[(d - 1) * width + 2] on, with a short path for the
--- common lone policy (a consume or a peek, answered narrow).
+-- common lone policy (a consume or a peek, answered narrow): the lone-policy short paths are listed at
+-- evaluatePolicies.
 local function decide(d)
   local base, at = (d - 1) * per, 1 + (d - 1) * width
   local cost, lease, timing, max_delay, waiting = cost1, lease1, timing1, max_delay1, waiting1
@@ -189,7 +167,7 @@ local function decide(d)
   if per == 1 then
     local key = KEYS[d]
     local state = load1(key)
-    local ok, remaining, reset, retry, next, rest = decide1(state, now, cost, a1, b1, lease)
+    local ok, remaining, reset, retry, next, rest = decide1(state, now, cost, p1, lease)
     -- Only a denial that may be booked ahead takes the long way.
     if ok == 1 or max_delay == 0 or action ~= 'c' then
       if ok == 1 and not dry and cost > 0 and next then write(lone, key, next, state, rest) end
@@ -209,7 +187,7 @@ local function decide_from(first, last)
   end
 end
 
--- One call, on its keys and arguments (see above).
+-- One call, on its keys and arguments (see call-format.ts).
 local function run(keys, args)
   KEYS, ARGV, action = keys, args, args[5]
   dry = action == 'p'
@@ -228,19 +206,22 @@ local function run(keys, args)
   end
   min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
   quantum = math.max(1000, math.floor(ttl_padding / 8))
+  -- Each policy: its kind, the number of its parameters, then those.
   specs = {}
+  local at = 7
   for k = 1, per do
-    local at = 4 + 3 * k
-    local kind = ARGV[at]
-    specs[k] = { policy = policies[kind] or define(kind), a = tonumber(ARGV[at + 1]), b = tonumber(ARGV[at + 2]) }
+    local kind, count, p = ARGV[at], tonumber(ARGV[at + 1]), {}
+    for i = 1, count do p[i] = tonumber(ARGV[at + 1 + i]) end
+    specs[k] = { policy = policies[kind] or define(kind), p = p }
+    at = at + 2 + count
   end
   reply, narrow, width = { now }, per == 1 and (action == 'c' or action == 'p'), 2 + 4 * per
   if narrow then width = 4 end
-  figures = 6 + 3 * per
+  figures = at - 1
   shared = #ARGV == figures + 3
   cost1, lease1, timing1, max_delay1, waiting1 = read_figures(figures + 1)
   lone = specs[1]
-  load1, decide1, a1, b1 = lone.policy.load, lone.policy.decide, lone.a, lone.b
+  load1, decide1, p1 = lone.policy.load, lone.policy.decide, lone.p
   -- Each request fails alone: one client's broken key must not fail the others batched with it. One protected
   -- run takes every request until one fails, and the next run goes on after it.
   local count, d = #KEYS / per, 1
@@ -256,18 +237,3 @@ local function run(keys, args)
   return reply
 end
 `;
-
-/** The engine: every definition, and run(keys, args) for one call. */
-const ENGINE = ['local policies = {}', integerLua, STATE_LUA, MAIN].join('\n');
-
-/** The engine as a script for EVAL, which runs it whole on every call. */
-export const SCRIPT = `local eval_keys, eval_args = KEYS, ARGV\n${ENGINE}\nreturn run(eval_keys, eval_args)`;
-export const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
-
-/**
- * The engine as a Redis 7 function library: its definitions run once, when it is loaded, so a call runs only run()
- * (for EVAL they are made again on every call, ~5 µs of a lone decision's ~12, and garbage for Lua to sweep). Named
- * after its own hash, so that versions of Tollgate sharing a Redis each find their own.
- */
-export const FUNCTION_NAME = `tollgate_${createHash('sha1').update(ENGINE).digest('hex').slice(0, 16)}`;
-export const LIBRARY = `#!lua name=${FUNCTION_NAME}\n${ENGINE}\nredis.register_function('${FUNCTION_NAME}', run)`;

@@ -1,7 +1,25 @@
-// The memory store's tables by number, with the policy each holds buckets of: a bucket's row names its table in 4
-// bytes, so that an evicted bucket can be taken out of it (an array of references per row cost ~10 bytes a bucket
-// more, measured with bench/heap.ts), and what its state holds can be asked of its policy.
+// The memory store's tables, each one policy's buckets in one scope, and their numbers: a bucket's row names its
+// table in 4 bytes, so that an evicted bucket can be taken out of it (an array of references per row cost more heap
+// per bucket: docs/benchmarks.md), and what its state holds can be asked of its policy.
 import type { AnyPolicy } from '../../policies/policy.js';
+
+/**
+ * One policy's buckets in one scope: identifier -> slot, found by scope, member and identifier, strings the caller
+ * holds, so that no lookup hashes a key joined for the occasion (once a decision's largest cost: docs/benchmarks.md).
+ */
+export type Table = Map<string, number>;
+/** The table key of a policy that is alone in its limiter (its bucket key has no member). */
+// Stryker disable next-line StringLiteral: any string that no policy name can be would do
+export const ALONE = '';
+
+/** `map`'s entry under `key`, made by `make` and put there when it has none. */
+export function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  const value = map.get(key);
+  if (value !== undefined) return value;
+  const made = make();
+  map.set(key, made);
+  return made;
+}
 
 /** Numbers given to tables while they exist, and reused once a table is dropped. */
 export class TableNumbers<T extends object> {

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import type { Decision } from '../../src/decision/decision.js';
-import type { RateLimitInfo } from '../../src/decision/rate-limit-info.js';
-import type { GateOptions } from '../../src/gate/options.js';
+import { it } from 'node:test';
+import type { Decision } from '../decision/decision.js';
+import type { RateLimitInfo } from '../decision/rate-limit-info.js';
+import type { GateOptions } from '../gate/options.js';
 
 export interface ContractApp {
   /** Base URL of an app that answers `GET /` with 200 JSON behind the limiter. */
@@ -86,6 +87,14 @@ export type MakeApp = (options: ContractOptions) => Promise<ContractApp>;
 
 /** Runs `run` against an app built with `options`, closing the app however `run` ends. */
 export type WithApp = (options: ContractOptions, run: (app: ContractApp) => Promise<void>) => Promise<void>;
+
+/** One test of the contract, on apps the binding builds. */
+export type AdapterCase = (withApp: WithApp) => Promise<void>;
+
+/** Registers each case as a test of its title. */
+export function registerCases(cases: Readonly<Record<string, AdapterCase>>, withApp: WithApp): void {
+  for (const [title, run] of Object.entries(cases)) it(title, () => run(withApp));
+}
 
 /** Every request comes from here, so this is what each adapter's default identifier must resolve. */
 export const CLIENT = '127.0.0.1';

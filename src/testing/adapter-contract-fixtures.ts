@@ -1,13 +1,13 @@
 // The limiters, stores and routes the adapter contract's apps run on, and what its tests read back.
 import { mock } from 'node:test';
-import type { HeaderOptions, HeaderStyle } from '../../src/decision/headers.js';
-import { rateLimitHeaders } from '../../src/decision/headers.js';
-import type { DecisionEvent } from '../../src/gate/options.js';
-import { createLimiter, type Limiter } from '../../src/limiter/limiter.js';
-import type { AnyPolicy } from '../../src/policies/policy.js';
-import { tokenBucket } from '../../src/policies/token-bucket.js';
-import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import type { Store } from '../../src/stores/store.js';
+import type { HeaderOptions, HeaderStyle } from '../decision/headers.js';
+import { rateLimitHeaders } from '../decision/headers.js';
+import type { DecisionEvent } from '../gate/options.js';
+import { createLimiter, type Limiter } from '../limiter/limiter.js';
+import type { AnyPolicy } from '../policies/policy.js';
+import { tokenBucket } from '../policies/token-bucket.js';
+import { MemoryStore } from '../stores/memory/memory-store.js';
+import type { Store } from '../stores/store.js';
 import { CLIENT, type ContractOptions, type RoutePlan, within } from './adapter-contract-http.js';
 
 export const T0 = Date.UTC(2030, 0, 1);

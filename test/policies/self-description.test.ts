@@ -1,0 +1,114 @@
+// What each built-in policy says of itself, which the stores, the limiter, the headers and the simulator read
+// instead of asking its kind; and no module outside src/policies/ asks a policy which kind it is.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import {
+  concurrency,
+  fixedWindow,
+  slidingWindow,
+  slidingWindowCounter,
+  tokenBucket,
+} from '../../src/index.js';
+import { builtInTwins } from '../../src/policies/index.js';
+import { lockout } from '../../src/policies/lockout.js';
+import { type AnyPolicy, missingDescription } from '../../src/policies/policy.js';
+
+const window = { limit: 5, windowMs: 1000 };
+const POLICIES: readonly AnyPolicy[] = [
+  tokenBucket({ capacity: 5, refillPerSecond: 1 }),
+  fixedWindow(window),
+  slidingWindow(window),
+  slidingWindowCounter(window),
+  concurrency({ max: 2, leaseMs: 30_000 }),
+  lockout(1000),
+];
+
+describe('a policy describes itself', () => {
+  it('says how its state packs, whether it leases, its quota unit, its level and its parameters', () => {
+    assert.deepEqual(
+      POLICIES.map(({ kind, stateWidth, leased, quotaUnit, level, args }) => ({
+        kind,
+        stateWidth,
+        leased,
+        quotaUnit,
+        level,
+        args,
+      })),
+      [
+        {
+          kind: 'token-bucket',
+          stateWidth: 1,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'tokens',
+          args: [5, 1_000_000],
+        },
+        {
+          kind: 'fixed-window',
+          stateWidth: 2,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'window-count',
+          args: [5, 1000],
+        },
+        {
+          kind: 'sliding-window',
+          stateWidth: 0,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'window-count',
+          args: [5, 1000],
+        },
+        {
+          kind: 'sliding-window-counter',
+          stateWidth: 3,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'window-count',
+          args: [5, 1000],
+        },
+        {
+          kind: 'concurrency',
+          stateWidth: 0,
+          leased: true,
+          quotaUnit: 'concurrent-requests',
+          level: 'in-flight',
+          args: [2, 30_000],
+        },
+        {
+          kind: 'lockout',
+          stateWidth: 1,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'window-count',
+          args: [1000],
+        },
+      ],
+    );
+  });
+
+  it('carries its own Lua twin, the one the engine is built with', () => {
+    for (const policy of POLICIES) {
+      assert.equal(policy.lua, builtInTwins[policy.kind], policy.kind);
+      assert.equal(missingDescription(policy), undefined, policy.kind);
+    }
+  });
+
+  it('is never asked its kind outside src/policies/', () => {
+    const kinds = POLICIES.map(({ kind }) => kind).join('|');
+    const asked = new RegExp(`(kind\\s*[!=]==?\\s*|case\\s+)'(${kinds})'`);
+    const offenders: string[] = [];
+    const visit = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (path !== join('src', 'policies')) visit(path);
+        } else if (asked.test(readFileSync(path, 'utf8'))) offenders.push(path);
+      }
+    };
+    visit('src');
+    assert.deepEqual(offenders, []);
+  });
+});
