@@ -104,6 +104,8 @@ describe('createLimiter: refused options, with their messages', () => {
       [without('lua'), '`lua`, its Lua twin'],
       [without('stateWidth', -1), '`stateWidth`, an integer of 0 or more'],
       [without('leased'), '`leased` and `reservable`'],
+      [without('reservable', 'no'), '`leased` and `reservable`'],
+      [without('refund'), '`refund()` and `scale()`'],
       [without('scale'), '`refund()` and `scale()`'],
     ];
     for (const [policy, says] of cases)

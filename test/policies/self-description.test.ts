@@ -11,7 +11,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
-import { builtInTwins } from '../../src/policies/index.js';
+import { builtInPolicies, builtInTwins } from '../../src/policies/index.js';
 import { lockout } from '../../src/policies/lockout.js';
 import { type AnyPolicy, missingDescription } from '../../src/policies/policy.js';
 
@@ -93,6 +93,55 @@ describe('a policy describes itself', () => {
     for (const policy of POLICIES) {
       assert.equal(policy.lua, builtInTwins[policy.kind], policy.kind);
       assert.equal(missingDescription(policy), undefined, policy.kind);
+    }
+  });
+
+  it('offers each kind a limiter takes to JSON specs and the simulator, built by its own factory', () => {
+    const windowed = {
+      options: ['name', 'limit', 'windowMs'],
+      fields: [
+        ['limit', 'Limit', '5'],
+        ['windowMs', 'Window (ms or 10s)', '10s'],
+      ],
+    };
+    assert.deepEqual(
+      builtInPolicies.map(({ build: _, ...description }) => description),
+      [
+        {
+          kind: 'token-bucket',
+          label: 'Token bucket',
+          options: ['name', 'capacity', 'refillPerSecond', 'requestsPerMinute'],
+          fields: [
+            ['capacity', 'Capacity', '5'],
+            ['refillPerSecond', 'Refill per second', '1'],
+          ],
+          limitLabel: 'capacity',
+        },
+        { kind: 'fixed-window', label: 'Fixed window', ...windowed },
+        { kind: 'sliding-window', label: 'Sliding window (log)', ...windowed },
+        { kind: 'sliding-window-counter', label: 'Sliding window counter', ...windowed },
+        {
+          kind: 'concurrency',
+          label: 'Concurrency limit',
+          options: ['name', 'max', 'leaseMs', 'retryAfterMs'],
+          fields: [
+            ['max', 'Max in flight', '2'],
+            ['leaseMs', 'Lease (ms or 30s)', '30s'],
+          ],
+          limitLabel: 'max in flight',
+        },
+      ],
+    );
+    const options: Record<string, Record<string, unknown>> = {
+      'token-bucket': { capacity: 3, refillPerSecond: 1, name: 'b' },
+      concurrency: { max: 2, leaseMs: 1000, name: 'b' },
+    };
+    for (const { kind, build } of builtInPolicies) {
+      const policy = build(options[kind] ?? { limit: 3, windowMs: 1000, name: 'b' });
+      assert.deepEqual(
+        [policy.kind, policy.name, policy.limit],
+        [kind, 'b', options[kind] === undefined ? 3 : (options[kind].capacity ?? options[kind].max)],
+      );
     }
   });
 

@@ -410,4 +410,21 @@ describe('MemoryStore bookkeeping', () => {
     assert.equal((await bucket.consume('x')).allowed, false, 'the bucket is spent');
     assert.equal(store.size, 1);
   });
+
+  it("another kind's bucket, on the general path: a peek leaves it, a consume replaces it", () => {
+    const { store } = manualStore();
+    const window = fixedWindow({ limit: 1, windowMs: '1m' });
+    const bucket = tokenBucket({ capacity: 1, refillPerSecond: 0 });
+    // A lease takes the general path (evaluatePolicies), where a lone policy without one takes decideAlone.
+    const ask = (policy: AnyPolicy, action: 'consume' | 'peek') =>
+      store.evaluate({ scope: 'general', id: 'x', policies: [policy], cost: 1, action, lease: 'held' });
+    assert.equal(ask(window, 'consume').allowed, true);
+    assert.equal(ask(bucket, 'peek').allowed, true);
+    assert.equal(ask(window, 'consume').allowed, false, 'the peek left the window as it was, spent');
+    assert.equal(ask(bucket, 'consume').allowed, true, 'the window is replaced by a fresh bucket');
+    assert.equal(store.size, 1);
+    assert.equal(ask(bucket, 'consume').allowed, false, 'the bucket is spent');
+    assert.equal(ask(window, 'peek').allowed, true, 'a window would be fresh');
+    assert.equal(ask(bucket, 'consume').allowed, false, 'the peek left the bucket as it was, spent');
+  });
 });

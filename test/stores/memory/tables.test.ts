@@ -1,0 +1,50 @@
+// The memory store's tables: numbers given while a table exists and reused once it is dropped, each with the policy
+// its latest bucket was made for; and a map's entry made only when missing.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fixedWindow, tokenBucket } from '../../../src/index.js';
+import { entry, TableNumbers } from '../../../src/stores/memory/tables.js';
+
+describe('TableNumbers', () => {
+  const window = fixedWindow({ limit: 1, windowMs: 1000 });
+  const bucket = tokenBucket({ capacity: 1, refillPerSecond: 1 });
+
+  it('numbers each table once, from 0, and keeps the policy its latest bucket was made for', () => {
+    const numbers = new TableNumbers<Map<string, number>>();
+    const [a, b] = [new Map<string, number>(), new Map<string, number>()];
+    assert.deepEqual([numbers.of(a, window), numbers.of(b, window), numbers.of(a, bucket)], [0, 1, 0]);
+    assert.deepEqual([numbers.table(0), numbers.table(1)], [a, b]);
+    assert.deepEqual([numbers.policy(0), numbers.policy(1)], [bucket, window]);
+  });
+
+  it('gives a dropped table number to the next new table, and ignores a table never numbered', () => {
+    const numbers = new TableNumbers<Map<string, number>>();
+    const [a, b, c, never] = [new Map(), new Map(), new Map(), new Map()];
+    numbers.of(a, window);
+    numbers.of(b, window);
+    numbers.drop(never);
+    numbers.drop(a);
+    assert.equal(numbers.of(c, bucket), 0, 'the freed number');
+    assert.deepEqual([numbers.table(0), numbers.policy(0)], [c, bucket]);
+    assert.equal(numbers.of(a, window), 2, 'a dropped table is a new one');
+    numbers.drop(a);
+    numbers.drop(a);
+    assert.deepEqual([numbers.of(new Map(), window), numbers.of(new Map(), window)], [2, 3], 'freed once');
+  });
+});
+
+describe('entry', () => {
+  it('returns the entry a map has, and makes and puts one only when it has none', () => {
+    const map = new Map<string, string[]>([['kept', ['a']]]);
+    let made = 0;
+    const make = () => {
+      made++;
+      return [] as string[];
+    };
+    const kept = map.get('kept');
+    assert.equal(entry(map, 'kept', make), kept);
+    const fresh = entry(map, 'new', make);
+    assert.equal(entry(map, 'new', make), fresh);
+    assert.deepEqual([made, map.get('new') === fresh, map.size], [1, true, 2]);
+  });
+});
