@@ -1,7 +1,7 @@
 // NODE_DEBUG=tollgate: each step of each request printed as it happens, numbered per request, to standard error.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { debuglog } from 'node:util';
-import { STEPS, TRACES, type TraceContext, type TraceName } from './trace.js';
+import { STEPS, TRACES, type TraceContext, type TraceName, watch } from './trace.js';
 
 /** What each traced step prints when it starts, and when it ends. */
 type Lines = {
@@ -75,11 +75,14 @@ export function printSteps(sink: (line: string) => void): () => void {
     const channel = TRACES[name];
     // A request keeps its number through every step it takes, the decision of a gate's request included.
     channel.start.bindStore(requests, () => requests.getStore() ?? ++last);
-    const handlers = handlersOf(LINES[name], line);
-    channel.subscribe(handlers);
+    const lines = LINES[name];
+    const unwatch = watch(channel, {
+      started: (context) => line(lines.start(context)),
+      ended: (context) => line(lines.end(context)),
+    });
     return () => {
       channel.start.unbindStore(requests);
-      channel.unsubscribe(handlers);
+      unwatch();
     };
   });
   const step = (message: unknown) => {
@@ -90,18 +93,6 @@ export function printSteps(sink: (line: string) => void): () => void {
   return () => {
     for (const stop of stops) stop();
     STEPS.unsubscribe(step);
-  };
-}
-
-function handlersOf(lines: Lines[TraceName], line: (text: string | undefined) => void) {
-  return {
-    start: (context: TraceContext) => line(lines.start(context)),
-    end: (context: TraceContext) => {
-      if (context.later !== true) line(lines.end(context));
-    },
-    asyncStart: () => {},
-    asyncEnd: (context: TraceContext) => line(lines.end(context)),
-    error: () => {},
   };
 }
 

@@ -1,6 +1,7 @@
 // Each step of a decision, published on Node's diagnostics channels for whoever listens: tollgate/otel's spans,
 // the debug trace of NODE_DEBUG=tollgate, or an application's own subscriber. Nobody listening costs a flag read.
 import { channel, type TracingChannel, tracingChannel } from 'node:diagnostics_channel';
+import { isPending } from './pending.js';
 
 /**
  * What a traced step carries: its own fields, set by the step, then `result` or `error` when it ends. Listeners
@@ -32,12 +33,37 @@ export const TRACES = {
 
 export type TraceName = keyof typeof TRACES;
 
+/** What a listener of a step is told: when a run of it starts, and once when it ends, at once or later. */
+export interface StepWatcher {
+  started(context: TraceContext): void;
+  ended(context: TraceContext): void;
+}
+
+/** Tells `watcher` of every run of `steps` from now on; returns the function that stops telling it. */
+export function watch(steps: Steps, watcher: StepWatcher): () => void {
+  const handlers = {
+    start: (context: TraceContext) => watcher.started(context),
+    // A step that answers later ends at asyncEnd; its `end` only says its function returned.
+    end: (context: TraceContext) => {
+      if (context.later !== true) watcher.ended(context);
+    },
+    asyncStart: () => {},
+    asyncEnd: (context: TraceContext) => watcher.ended(context),
+    error: () => {},
+  };
+  steps.subscribe(handlers);
+  return () => steps.unsubscribe(handlers);
+}
+
 /** Points within the current step: `{ step: 'identity' | 'headers', ... }` from the gate. */
 export const STEPS = channel('tollgate:step');
 
-/** Whether anyone listens to `steps`: a caller builds a context only then. */
+/**
+ * Whether anyone listens to `steps`, to any of its events: a caller builds a context only then. (TracingChannel has
+ * `hasSubscribers` from Node 20.13; before it, those of `start` are asked, which every listener here has.)
+ */
 export function listening(steps: Steps): boolean {
-  return steps.start.hasSubscribers;
+  return (steps as { hasSubscribers?: boolean }).hasSubscribers ?? steps.start.hasSubscribers;
 }
 
 /**
@@ -46,7 +72,7 @@ export function listening(steps: Steps): boolean {
  * same events for either, so a listener need not know which.
  */
 export function traced<T>(steps: Steps, context: TraceContext, run: () => T): T {
-  if (!steps.start.hasSubscribers) return run();
+  if (!listening(steps)) return run();
   return steps.start.runStores(context, () => {
     let result: T;
     try {
@@ -57,7 +83,7 @@ export function traced<T>(steps: Steps, context: TraceContext, run: () => T): T 
       steps.end.publish(context);
       throw error;
     }
-    if (!isPromise(result)) {
+    if (!isPending(result)) {
       context.result = result;
       steps.end.publish(context);
       return result;
@@ -90,8 +116,4 @@ function settled<V>(steps: Steps, context: TraceContext, field: 'result' | 'erro
   steps.asyncStart.publish(context);
   steps.asyncEnd.publish(context);
   return value;
-}
-
-function isPromise(value: unknown): value is Promise<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

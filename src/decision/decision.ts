@@ -1,5 +1,5 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
-import { lockedOut } from '../policies/lockout.js';
+import { LOCKOUT_NAME, lockedOut } from '../policies/lockout.js';
 import { type AnyPolicy, advised, type PolicyResult } from '../policies/policy.js';
 import { type DegradedMode, isFailMode, type StoreResponse } from '../stores/store.js';
 
@@ -51,10 +51,10 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export function toDecision(policies: readonly AnyPolicy[], response: StoreResponse): Decision {
   const { allowed } = response;
   let { results } = response;
-  // A limiter's lockout (the policy that acts on the others' denials) is evaluated last; its own figures are never
-  // shown, only its block.
+  // A limiter's lockout is evaluated last, under a name no other policy may take; its own figures are never shown,
+  // only its block.
   let blockMs: number | undefined;
-  if ((policies[policies.length - 1] as AnyPolicy).onDenial !== undefined) {
+  if ((policies[policies.length - 1] as AnyPolicy).name === LOCKOUT_NAME) {
     const lockout = results[results.length - 1] as PolicyResult;
     results = results.slice(0, policies.length - 1);
     // A fail mode's answer carries no state, so no block either.

@@ -2,6 +2,7 @@
 
 import { argumentError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { isPending } from '../core/pending.js';
 import { listening, step, stepping, TRACES, traced } from '../core/trace.js';
 import type { Decision } from '../decision/decision.js';
 import { type RateLimitInfo, rateLimitInfo } from '../decision/rate-limit-info.js';
@@ -218,11 +219,6 @@ function failed<Req, Res>(
 function headerLine(headers: Record<string, string>): string {
   const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
   return fields.length === 0 ? 'none' : fields.join('; ');
-}
-
-/** A value that comes later (what `await` would wait for). */
-export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T> & Promise<T> {
-  return typeof (value as Partial<PromiseLike<T>> | null)?.then === 'function';
 }
 
 /** A failing observer must not fail the request it observes. */

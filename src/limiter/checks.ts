@@ -46,7 +46,7 @@ export function validatePolicies(policy: unknown): readonly AnyPolicy[] {
     if (typeof p?.evaluate !== 'function' || typeof p.kind !== 'string' || p.name === LOCKOUT_NAME) {
       throw configError(
         'policy',
-        'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()',
+        'must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency(), or be a Policy of your own',
       );
     }
     const missing = missingDescription(p);

@@ -1,6 +1,7 @@
 // A consume or a peek: asked of the store (at once when it answers at once), turned into the limiter's decision.
 
 import { configError, storeError } from '../core/errors.js';
+import { isPending } from '../core/pending.js';
 import { type Decision, toDecision } from '../decision/decision.js';
 import type { StoreAction } from '../policies/evaluate.js';
 import { encodeIdentifier } from '../stores/key.js';
@@ -9,7 +10,7 @@ import { units } from './checks.js';
 import { leaseName, once } from './lease.js';
 import { recordSpend } from './refund-spend.js';
 import type { ResolvedLimiter } from './resolve-options.js';
-import { ask, type Extra, isPromise, release } from './store-request.js';
+import { ask, type Extra, release } from './store-request.js';
 import { traceDecision, tracingDecisions } from './trace-decision.js';
 
 /** Every step awaited, on a store that may answer later (Redis); `waiting` is what a wait adds to a consume. */
@@ -37,7 +38,7 @@ async function deciding(
   const lease = leaseFor(limiter, action, cost);
   const answer = ask(limiter, identifier, action, cost, lease, waiting);
   // An in-process store answers synchronously: awaiting it anyway would cost a turn of the microtask queue.
-  return settle(limiter, identifier, action, cost, lease, isPromise(answer) ? await answer : answer);
+  return settle(limiter, identifier, action, cost, lease, isPending(answer) ? await answer : answer);
 }
 
 /** A consume or a peek on a synchronous store, without a promise. */
@@ -58,7 +59,7 @@ function decideNow(
   }
   const lease = leaseFor(limiter, action, cost);
   const answer = ask(limiter, identifier, action, cost, lease);
-  if (isPromise(answer)) throw storeError('the store declares `synchronous` but answered with a promise');
+  if (isPending(answer)) throw storeError('the store declares `synchronous` but answered with a promise');
   return settle(limiter, identifier, action, cost, lease, answer);
 }
 

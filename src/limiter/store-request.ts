@@ -54,9 +54,3 @@ export async function release(limiter: ResolvedLimiter, identifier: string, leas
   // Stryker disable next-line OptionalChaining: a limiter with slots to release cannot book them ahead, so has a line
   limiter.line?.released(identifier);
 }
-
-export function isPromise(
-  response: StoreResponse | Promise<StoreResponse>,
-): response is Promise<StoreResponse> {
-  return typeof (response as Partial<Promise<StoreResponse>>).then === 'function';
-}

@@ -17,8 +17,23 @@ export function traceDecision<T>(
   cost: number,
   run: () => T,
 ): T {
-  const { scope, enforced, store } = limiter;
-  const key = bucketKey(scope, encodeIdentifier(identifier), memberOf(enforced, 0));
-  const context = { scope, identifier, key, action, cost, store: store.constructor.name };
+  const { scope, store } = limiter;
+  const context = {
+    scope,
+    identifier,
+    key: keyOf(limiter, identifier),
+    action,
+    cost,
+    store: store.constructor.name,
+  };
   return traced(TRACES.decision, context, run);
+}
+
+/** The identifier's first bucket key; none for an identifier the decision itself refuses (and so reports). */
+function keyOf({ scope, enforced }: ResolvedLimiter, identifier: string): string | undefined {
+  try {
+    return bucketKey(scope, encodeIdentifier(identifier), memberOf(enforced, 0));
+  } catch {
+    return undefined;
+  }
 }

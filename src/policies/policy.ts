@@ -58,10 +58,17 @@ export interface Policy<S = unknown> {
   /** Its integer parameters, any number of them: what the Redis engine hands its Lua twin, and part of its identity. */
   readonly args: readonly number[];
   /**
-   * The Lua twin, a Lua table the Redis engine runs: `load(key)` and `save(key, next, ttl, prev)` its state,
-   * `decide(state, now_ms, cost, p, lease)` and `refund(state, now_ms, cost, p, lease, spent_at, spent_reset)` as
-   * `evaluate` and `refund` do (`p` is `args`), and optionally `at_rest(next, p)`, `block`, `on_denial` and
-   * `reservable`. The engine carries every built-in twin, and is extended by the twin of any other kind it meets.
+   * The Lua twin, a Lua table the Redis engine runs, with the integer prelude (`floor_div`, `ceil_div`) and the state
+   * helpers (`read_integer`, `read_fields`, `set_state`, `forget`) in scope. `p` holds `args`.
+   * - `load(key)`: the state, nil for none; `save(key, next, ttl, prev)`: writes it (`ttl` nil: keep the key's).
+   * - `decide(state, now_ms, cost, p, lease)`: allowed (1 or 0), remaining, resetMs, retryAfterMs, the state to
+   *   write (nil: none) and until it is at rest, as `evaluate` answers them.
+   * - `refund(state, now_ms, cost, p, lease, spent_at, spent_reset)`: the state to write and until it is at rest,
+   *   or nil, as `refund` answers them.
+   * - Optional: `at_rest(next, p)` (when a state comes to rest, so a write may keep the key's TTL), `reservable`,
+   *   and a lockout's `block(state, now_ms, ms)` and `on_denial(state, now_ms, p)`.
+   * The engine carries every built-in twin, and takes the twin of any other kind a store's limiters bring: one twin
+   * per kind.
    */
   readonly lua: string;
   /**
@@ -125,23 +132,43 @@ export interface Policy<S = unknown> {
   scale(share: number): Policy<S>;
 }
 
+/** What a name or a kind may be: spelled into keys, headers and the Redis engine's code, it needs no quoting. */
+export const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const NAME_RULE = '1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"';
+const LEVELS: readonly PolicyLevel[] = ['tokens', 'in-flight', 'window-count'];
+const isCount = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+
+/** Each part a policy must say of itself, as a refusal names it, and whether `policy` says it. */
+const DESCRIBED: readonly (readonly [part: string, says: (policy: AnyPolicy) => boolean])[] = [
+  [`\`kind\` of ${NAME_RULE}`, (p) => typeof p.kind === 'string' && NAME.test(p.kind)],
+  [`\`name\` of ${NAME_RULE}`, (p) => typeof p.name === 'string' && NAME.test(p.name)],
+  ['`limit` and `windowMs`, whole numbers of 0 or more', (p) => isCount(p.limit) && isCount(p.windowMs)],
+  [
+    '`retentionMs`, whole ms (-1: never at rest)',
+    (p) => Number.isSafeInteger(p.retentionMs) && p.retentionMs >= -1,
+  ],
+  [
+    '`args`, an array of integers',
+    (p) => Array.isArray(p.args) && p.args.every((a) => Number.isSafeInteger(a)),
+  ],
+  ['`lua`, its Lua twin', (p) => typeof p.lua === 'string'],
+  ['`stateWidth`, an integer of 0 or more', (p) => isCount(p.stateWidth)],
+  ['`leased` and `reservable`', (p) => typeof p.leased === 'boolean' && typeof p.reservable === 'boolean'],
+  [`\`level\`, one of ${LEVELS.join(', ')}`, (p) => LEVELS.includes(p.level)],
+  [`\`quotaUnit\` of ${NAME_RULE}`, (p) => p.quotaUnit === undefined || NAME.test(p.quotaUnit)],
+  [
+    '`evaluate()`, `refund()` and `scale()`',
+    (p) => [p.evaluate, p.refund, p.scale].every((f) => typeof f === 'function'),
+  ],
+];
+
 /**
  * What a policy of its own (one not made by a factory of this library) fails to say of itself, or `undefined` when
- * it is complete: both engines and the limiter read each of these, so a missing one is refused at wire-up rather
- * than on the first request.
+ * it is complete: both engines, the limiter and the headers read each of these, so a missing one is refused at
+ * wire-up rather than on the first request.
  */
 export function missingDescription(policy: AnyPolicy): string | undefined {
-  if (!NAME.test(policy.kind)) return '`kind` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"';
-  if (!Array.isArray(policy.args) || !policy.args.every((a) => Number.isSafeInteger(a)))
-    return '`args`, an array of integers';
-  if (typeof policy.lua !== 'string') return '`lua`, its Lua twin';
-  if (!Number.isSafeInteger(policy.stateWidth) || policy.stateWidth < 0)
-    return '`stateWidth`, an integer of 0 or more';
-  if (typeof policy.leased !== 'boolean' || typeof policy.reservable !== 'boolean')
-    return '`leased` and `reservable`';
-  if (typeof policy.refund !== 'function' || typeof policy.scale !== 'function')
-    return '`refund()` and `scale()`';
-  return undefined;
+  return DESCRIBED.find(([, says]) => !says(policy))?.[0];
 }
 
 /** A policy of any state type, as stores and limiters hold them. */
@@ -154,13 +181,10 @@ export interface PolicyNameOption {
   readonly name?: string;
 }
 
-/** A policy's name and kind: spelled into keys, headers and the Redis engine's code, so nothing that needs quoting. */
-export const NAME = /^[A-Za-z0-9._-]{1,64}$/;
-
 export function policyName(options: PolicyNameOption, kind: PolicyKind): string {
   const name = options.name ?? kind;
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw configError('name', 'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"', name);
+    throw configError('name', `must be ${NAME_RULE}`, name);
   }
   return name;
 }

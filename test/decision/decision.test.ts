@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toDecision } from '../../src/decision/decision.js';
-import { createLimiter, fixedWindow, MemoryStore, tokenBucket } from '../../src/index.js';
+import { type AnyPolicy, createLimiter, fixedWindow, MemoryStore, tokenBucket } from '../../src/index.js';
 import { lockout } from '../../src/policies/lockout.js';
 import type { PolicyResult } from '../../src/stores/index.js';
 import type { StoreResponse } from '../../src/stores/store.js';
@@ -159,6 +159,19 @@ describe("toDecision: a limiter's lockout", () => {
       ],
     );
     assert.deepEqual(figures(decision), { limit: 20, remaining: 0, resetMs: 90_000, retryAfterMs: 70_000 });
+  });
+
+  it('is told by its name: a policy of its own that acts on denials too is shown, and blocks nothing', () => {
+    const own = { ...b, onDenial: lockout(1000).onDenial as NonNullable<AnyPolicy['onDenial']> };
+    const decision = toDecision([a, own], {
+      allowed: false,
+      nowMs: 5000,
+      results: [allow(3, 100), deny(0, 900, 900)],
+    });
+    assert.deepEqual(
+      [decision.policies.map((p) => p.policy.name), decision.blocked, decision.retryAfterMs],
+      [['a', 'b'], undefined, 900],
+    );
   });
 
   it("a policy that no wait helps still says so while blocked; a fail mode's answer is no block", () => {

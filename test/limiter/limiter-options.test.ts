@@ -81,7 +81,7 @@ describe('createLimiter: refused options, with their messages', () => {
 
   it('takes only policies made by the factories, under distinct names', () => {
     const made =
-      '`policy` must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency()';
+      '`policy` must be created by tokenBucket(), fixedWindow(), slidingWindow(), slidingWindowCounter() or concurrency(), or be a Policy of your own';
     const fakes = [{}, { evaluate: () => ({}) }, { kind: 'token-bucket' }, null];
     for (const fake of fakes) {
       refuses(() => createLimiter({ policy: fake as unknown as AnyPolicy, store }), 'policy', made);
@@ -105,8 +105,17 @@ describe('createLimiter: refused options, with their messages', () => {
       [without('stateWidth', -1), '`stateWidth`, an integer of 0 or more'],
       [without('leased'), '`leased` and `reservable`'],
       [without('reservable', 'no'), '`leased` and `reservable`'],
-      [without('refund'), '`refund()` and `scale()`'],
-      [without('scale'), '`refund()` and `scale()`'],
+      [without('refund'), '`evaluate()`, `refund()` and `scale()`'],
+      [without('scale'), '`evaluate()`, `refund()` and `scale()`'],
+      [without('name', 'a "quoted" name'), '`name` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"'],
+      [without('limit', 2.5), '`limit` and `windowMs`, whole numbers of 0 or more'],
+      [without('windowMs'), '`limit` and `windowMs`, whole numbers of 0 or more'],
+      [without('retentionMs', -2), '`retentionMs`, whole ms (-1: never at rest)'],
+      [without('level', 'tides'), '`level`, one of tokens, in-flight, window-count'],
+      [
+        without('quotaUnit', 'requests\r\nX-Injected: 1'),
+        '`quotaUnit` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"',
+      ],
     ];
     for (const [policy, says] of cases)
       refuses(

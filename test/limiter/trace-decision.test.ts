@@ -44,6 +44,19 @@ describe('a traced decision', () => {
     });
   }
 
+  it('an identifier refused is refused as untraced: a rejection, not a throw', async () => {
+    for (const store of [new MemoryStore(), later(new MemoryStore())]) {
+      const limiter = createLimiter({ policy, store, scope: 'refused' });
+      const stop = printSteps(() => {});
+      try {
+        const decision = limiter.consume('');
+        await assert.rejects(decision, { code: 'ERR_TOLLGATE_ARGUMENT' });
+      } finally {
+        stop();
+      }
+    }
+  });
+
   it('is told for consumeSync too, with the decision it returns', () => {
     const limiter = createLimiter({ policy, store: new MemoryStore(), scope: 'traced-sync' });
     const lines: string[] = [];

@@ -89,11 +89,20 @@ describe('a policy describes itself', () => {
     );
   });
 
-  it('carries its own Lua twin, the one the engine is built with', () => {
-    for (const policy of POLICIES) {
-      assert.equal(policy.lua, builtInTwins[policy.kind], policy.kind);
-      assert.equal(missingDescription(policy), undefined, policy.kind);
-    }
+  it('carries its own Lua twin, the one the engine is built with, and says all a policy of its own must say', () => {
+    for (const policy of POLICIES) assert.equal(policy.lua, builtInTwins[policy.kind], policy.kind);
+    // The limiter's own lockout is named so that no policy of an application can take its name.
+    assert.deepEqual(
+      POLICIES.map((policy) => missingDescription(policy)),
+      [
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        '`name` of 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"',
+      ],
+    );
   });
 
   it('offers each kind a limiter takes to JSON specs and the simulator, built by its own factory', () => {

@@ -7,6 +7,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { createLimiter, MemoryStore, type Store, tokenBucket } from '../../src/index.js';
+import type { StoreResponse } from '../../src/stores/store.js';
 import { traceTollgate } from '../../src/telemetry/otel/index.js';
 import { type RedisServer, startRedisServer } from '../harness/redis-server.js';
 import { describeWithRedis } from '../harness/suite.js';
@@ -96,6 +98,31 @@ describeWithRedis('spans of one request, through the OpenTelemetry SDK', () => {
       assert.equal(decision?.attributes.identifier, identifiers ? '127.0.0.1' : undefined);
       assert.equal(String(decision?.attributes.key).endsWith('|127.0.0.1'), identifiers);
     }
+  });
+
+  it('ends the spans of steps in flight when stopped, marked so', async () => {
+    exporter.reset();
+    let answer: (response: StoreResponse) => void = () => {};
+    const memory = new MemoryStore();
+    const slow: Store = {
+      evaluate: (request) =>
+        new Promise((resolve) => {
+          answer = () => resolve(memory.evaluate(request));
+        }),
+      reset: () => {},
+    };
+    const limiter = createLimiter({
+      policy: tokenBucket({ capacity: 1, refillPerSecond: 1 }),
+      store: slow,
+      scope: 'slow',
+    });
+    const tracing = traceTollgate({ tracerProvider: provider });
+    const decision = limiter.consume('client');
+    tracing.stop();
+    assertSpans(spansOf(exporter.getFinishedSpans()), [['tollgate.decision', undefined, { stopped: true }]]);
+    answer({} as StoreResponse);
+    assert.equal((await decision).allowed, true);
+    assert.equal(exporter.getFinishedSpans().length, 1, 'and nothing more once the step ends');
   });
 
   it('starts no span once stopped, and refuses a tracer that is not one', async () => {

@@ -1,9 +1,10 @@
 // Express 4 and 5 middleware: resolve the client, ask the core, copy headers, answer 429.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { isPending } from '../../core/pending.js';
 import { optionalFunction } from '../../core/validate.js';
 import type { Decision } from '../../decision/decision.js';
 import type { RateLimitInfo } from '../../decision/rate-limit-info.js';
-import { createGate, type GateOutcome, isPending } from '../../gate/gate.js';
+import { createGate, type GateOutcome } from '../../gate/gate.js';
 import type { GateOptions } from '../../gate/options.js';
 import { whenOver } from '../../gate/response.js';
 import { expressRateLimit } from './express-rate-limit/express-rate-limit.js';

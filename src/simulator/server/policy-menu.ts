@@ -1,5 +1,5 @@
 // GET /api/policies: the policy kinds the page offers, each as its description presents it, served to build the forms.
-import { configError, TollgateError } from '../../core/errors.js';
+import { inContext, TollgateError } from '../../core/errors.js';
 import type { PolicyDescription, PolicyField } from '../../policies/description.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import type { PolicyCatalog } from '../engine/policy-catalog.js';
@@ -42,9 +42,11 @@ function formDefault(description: PolicyDescription): AnyPolicy {
     return description.build(options);
   } catch (error) {
     if (!(error instanceof TollgateError)) throw error;
-    throw configError(
+    throw inContext(
+      error,
+      (message) =>
+        `\`policies\` must give each kind form defaults that build a policy (the ${description.kind} defaults: ${message})`,
       'policies',
-      `must give each kind form defaults that build a policy (the ${description.kind} defaults: ${error.message})`,
     );
   }
 }

@@ -18,7 +18,8 @@ const MAX_ROWS = 2 ** 29;
  * than its row (docs/benchmarks.md). Every array grows by doubling, together.
  */
 export class BucketPool {
-  readonly #width: number;
+  /** Numbers per state (0: the state is kept as given). */
+  readonly width: number;
   /** Numbers per row: the state's, then the expiry time. */
   readonly #stride: number;
   readonly #maxRows: number;
@@ -34,7 +35,7 @@ export class BucketPool {
   #rows = 0;
 
   constructor(width: number, maxRows: number) {
-    this.#width = width;
+    this.width = width;
     this.#stride = width + 1;
     this.#maxRows = Math.min(maxRows, MAX_ROWS);
     const capacity = Math.min(maxRows, 1024);
@@ -60,17 +61,17 @@ export class BucketPool {
   release(row: number): void {
     // Lets the collector have a freed log; the row is out of use until handed out again, and written before read.
     // Stryker disable next-line ConditionalExpression: what it changes is when memory is freed, which no test sees
-    if (this.#width === 0) this.#objects[row] = undefined;
+    if (this.width === 0) this.#objects[row] = undefined;
     this.#ids[row] = undefined;
     this.#free.push(row);
   }
 
   read(row: number): unknown {
-    if (this.#width === 0) return this.#objects[row];
+    if (this.width === 0) return this.#objects[row];
     const at = row * this.#stride;
-    if (this.#width === 1) return this.#numbers[at];
+    if (this.width === 1) return this.#numbers[at];
     const tuple: number[] = [];
-    for (let i = 0; i < this.#width; i++) tuple.push(this.#numbers[at + i] as number);
+    for (let i = 0; i < this.width; i++) tuple.push(this.#numbers[at + i] as number);
     return tuple;
   }
 
@@ -81,17 +82,17 @@ export class BucketPool {
    */
   write(row: number, state: unknown, expiresAt: number): boolean {
     const at = row * this.#stride;
-    const earlier = expiresAt < (this.#numbers[at + this.#width] as number);
-    this.#numbers[at + this.#width] = expiresAt;
-    if (this.#width === 0) this.#objects[row] = state;
-    else if (this.#width === 1) this.#numbers[at] = state as number;
+    const earlier = expiresAt < (this.#numbers[at + this.width] as number);
+    this.#numbers[at + this.width] = expiresAt;
+    if (this.width === 0) this.#objects[row] = state;
+    else if (this.width === 1) this.#numbers[at] = state as number;
     else
-      for (let i = 0; i < this.#width; i++) this.#numbers[at + i] = (state as readonly number[])[i] as number;
+      for (let i = 0; i < this.width; i++) this.#numbers[at + i] = (state as readonly number[])[i] as number;
     return earlier;
   }
 
   expiresAt(row: number): number {
-    return this.#numbers[row * this.#stride + this.#width] as number;
+    return this.#numbers[row * this.#stride + this.width] as number;
   }
 
   placeOf(row: number): number {
@@ -224,7 +225,12 @@ export class BucketSlots {
 
   #indexOf({ kind, stateWidth }: AnyPolicy): number {
     const known = this.#kinds.get(kind);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      // One pool per kind: a state packed otherwise would be read back as another.
+      if ((this.#pools[known] as BucketPool).width !== stateWidth)
+        throw configError('policy', `of kind "${kind}" packs its state unlike another of its kind`, stateWidth);
+      return known;
+    }
     const index = this.#pools.length;
     if (index === KIND_SLOTS) {
       throw configError(

@@ -1,4 +1,5 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one engine call, scheduled here.
+import { AsyncResource } from 'node:async_hooks';
 import { timeoutError } from '../../core/errors.js';
 import { listening, TRACES, type TraceContext, traced } from '../../core/trace.js';
 import type { StoreAction } from '../../policies/evaluate.js';
@@ -6,9 +7,9 @@ import type { AnyPolicy } from '../../policies/policy.js';
 import type { StoreResponse } from '../store.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
-import { type CallDecision, constantArguments, decodeReply, encodeCall } from './engine/call-format.js';
-import { BUILT_IN_ENGINE, type Engine, withTwins } from './engine/engine.js';
+import { type CallDecision, decodeReply, encodeCall } from './engine/call-format.js';
 import { type EngineCall, runScript } from './engine/script-call.js';
+import type { StoreEngine } from './engine/store-engine.js';
 import type { RedisStoreMetrics } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
 import { Deadlines } from './time-budget.js';
@@ -56,6 +57,8 @@ interface Batch {
   readonly nowMs: number | undefined;
   readonly shard: string;
   readonly decisions: Pending[];
+  /** Traced only: the async context of the batch's first decision, which its call is traced in. */
+  readonly context: AsyncResource | undefined;
 }
 
 type BatchSettings = Pick<
@@ -74,18 +77,17 @@ export class Batcher {
   /** Script calls sent and not yet answered. */
   #calls = 0;
   readonly #deadlines: Deadlines;
-  /** Per limiter (its policies array is its own) and action: ARGV up to the first request's. */
-  readonly #constantArgs = new WeakMap<readonly AnyPolicy[], Map<StoreAction, readonly string[]>>();
-  /** The engine calls run: the built-in one, extended by the twin of any other kind a limiter brings. */
-  #engine: Engine = BUILT_IN_ENGINE;
+  readonly #engine: StoreEngine;
 
   constructor(
     settings: BatchSettings,
     connection: Connection,
+    engine: StoreEngine,
     metrics: RedisStoreMetrics,
     outcome: BatchOutcome,
   ) {
     this.#settings = settings;
+    this.#engine = engine;
     this.#connection = connection;
     this.#metrics = metrics;
     this.#outcome = outcome;
@@ -116,7 +118,9 @@ export class Batcher {
     let batch = batches.get(variant);
     if (batch === undefined) {
       const { policies, action } = request;
-      batch = { policies, action, nowMs, shard: pending.shard, decisions: [] };
+      // Traced, a batch is sent in the async context of its first decision, whatever flush sends it.
+      const context = pending.trace === undefined ? undefined : new AsyncResource('tollgate:batch');
+      batch = { policies, action, nowMs, shard: pending.shard, decisions: [], context };
       batches.set(variant, batch);
     }
     batch.decisions.push(pending);
@@ -136,7 +140,12 @@ export class Batcher {
     const pending = this.#pending;
     this.#pending = new Map();
     this.#flushScheduled = false;
-    for (const batches of pending.values()) for (const batch of batches.values()) void this.#send(batch);
+    for (const batches of pending.values()) {
+      for (const batch of batches.values()) {
+        if (batch.context === undefined) void this.#send(batch);
+        else batch.context.runInAsyncScope(() => void this.#send(batch));
+      }
+    }
   }
 
   /** Hands each decision of the batch to exactly one outcome, once: what an outcome does is outside the call. */
@@ -144,6 +153,9 @@ export class Batcher {
     const { decisions, shard } = batch;
     const probeKey = (decisions[0] as Pending).firstKey;
     let responses: (StoreResponse | Error)[];
+    // A traced store call is told the size of the batch it went in (every decision of a batch is traced, or none).
+    if ((decisions[0] as Pending).trace !== undefined)
+      for (const { trace } of decisions) (trace as TraceContext).batch = decisions.length;
     this.#calls++;
     try {
       responses = await this.#traced(batch, probeKey);
@@ -170,11 +182,12 @@ export class Batcher {
   /** The batch's call as one traced step, when someone listens; each of its decisions told its batch's size. */
   #traced(batch: Batch, probeKey: string): Promise<(StoreResponse | Error)[]> {
     if (!listening(TRACES.engine)) return this.#call(batch);
-    const { decisions, shard, action } = batch;
-    for (const { trace } of decisions) if (trace !== undefined) trace.batch = decisions.length;
+    const { decisions, shard, action, policies } = batch;
+    // Named after the engine the call runs, which a limiter's first call may extend.
+    this.#engine.constantArguments(policies, action);
     const slot = this.#settings.cluster ? clusterSlot(probeKey) : undefined;
     const context = {
-      engine: this.#engine.functionName,
+      engine: this.#engine.current.functionName,
       node: shard,
       slot,
       decisions: decisions.length,
@@ -191,21 +204,16 @@ export class Batcher {
     });
   }
 
-  /** The engine every call runs, which a probe of a node runs too. */
-  get engine(): Engine {
-    return this.#engine;
-  }
-
   /** The batch's engine call: each decision's answer, or its error; rejects when the call as a whole failed. */
   async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
     this.#metrics.batches++;
     this.#metrics.batchedDecisions += decisions.length;
-    const constant = this.#constantArguments(policies, action);
+    const constant = this.#engine.constantArguments(policies, action);
     const call = encodeCall(decisions, policies, constant, nowMs, this.#settings.keyPrefix);
     const client = this.#connection.readyNow();
     const reply = await (client === undefined
       ? this.#connectingCall(call)
-      : this.#deadlines.bound(runScript(client, this.#engine, call, this.#metrics)));
+      : this.#deadlines.bound(runScript(client, this.#engine.current, call, this.#metrics)));
     return decodeReply(reply, decisions.length, policies.length, action);
   }
 
@@ -218,7 +226,7 @@ export class Batcher {
     let late = false;
     const sent = this.#connection.forDecisions().then((client) => {
       if (late) throw timeoutError('the decision was answered before Redis was');
-      return runScript(client, this.#engine, call, this.#metrics);
+      return runScript(client, this.#engine.current, call, this.#metrics);
     });
     try {
       return await this.#deadlines.bound(sent);
@@ -226,21 +234,5 @@ export class Batcher {
       late = true;
       throw error;
     }
-  }
-
-  #constantArguments(policies: readonly AnyPolicy[], action: StoreAction): readonly string[] {
-    let byAction = this.#constantArgs.get(policies);
-    if (byAction === undefined) {
-      byAction = new Map();
-      this.#constantArgs.set(policies, byAction);
-    }
-    let args = byAction.get(action);
-    if (args === undefined) {
-      // A limiter's first call: its policies' twins join the engine now if it lacks any.
-      this.#engine = withTwins(this.#engine, policies);
-      args = constantArguments(policies, this.#settings.ttlMs, action);
-      byAction.set(action, args);
-    }
-    return args;
   }
 }

@@ -11,6 +11,7 @@ import { DegradedPath } from './degraded-path.js';
 import { DenyCache } from './deny-cache.js';
 import { firstKeyOf, probeCall } from './engine/call-format.js';
 import { runScript } from './engine/script-call.js';
+import { StoreEngine } from './engine/store-engine.js';
 import { type RedisStoreMetrics, zeroMetrics } from './metrics.js';
 import { NodeBreakers } from './node-breakers.js';
 import { type RedisStoreOptions, type RedisStoreSettings, resolveOptions } from './redis-store-options.js';
@@ -44,6 +45,7 @@ export class RedisStore implements Store {
   readonly #degraded: DegradedPath;
   readonly #batcher: Batcher;
   readonly #denials: DenyCache | undefined;
+  readonly #engine: StoreEngine;
 
   constructor(options: RedisStoreOptions = {}) {
     const settings = resolveOptions(options);
@@ -56,9 +58,10 @@ export class RedisStore implements Store {
     this.#denials =
       settings.localDenyCache === 0 ? undefined : new DenyCache(settings.localDenyCache, settings.clock);
     this.#connection = new Connection(options, settings, this.metrics);
+    this.#engine = new StoreEngine(settings.ttlMs);
     this.#breakers = new NodeBreakers(settings, this.metrics, (key) => this.#probe(key));
     this.#degraded = new DegradedPath(settings, this.metrics, this.#breakers);
-    this.#batcher = new Batcher(settings, this.#connection, this.metrics, {
+    this.#batcher = new Batcher(settings, this.#connection, this.#engine, this.metrics, {
       decided: (pending, response) => this.#decided(pending, response),
       succeeded: (shard) => this.#breakers.succeeded(shard),
       failed: (call) => this.#degraded.failed(call),
@@ -75,7 +78,8 @@ export class RedisStore implements Store {
     return this.#breakers.anyOpen;
   }
 
-  evaluate(request: StoreRequest): Promise<StoreResponse> {
+  // Async, so that anything it throws (a malformed request) rejects, as a store's answer does.
+  async evaluate(request: StoreRequest): Promise<StoreResponse> {
     const firstKey = firstKeyOf(this.keyPrefix, request);
     if (!listening(TRACES.store)) return this.#evaluate(request, firstKey, undefined);
     const slot = this.#settings.cluster ? clusterSlot(firstKey) : undefined;
@@ -84,11 +88,11 @@ export class RedisStore implements Store {
   }
 
   /** Answered by the deny cache, by the degraded path while the key's node is not waited on, or by a batch. */
-  async #evaluate(
+  #evaluate(
     request: StoreRequest,
     firstKey: string,
     trace: TraceContext | undefined,
-  ): Promise<StoreResponse> {
+  ): StoreResponse | Promise<StoreResponse> {
     // Only a plain consume repeats a denial: a booking request may be admitted ahead, and a peek is a look.
     if (request.action === 'consume' && !request.maxDelayMs && this.#denials !== undefined) {
       const cached = this.#denials.get(firstKey, request.cost);
@@ -120,11 +124,13 @@ export class RedisStore implements Store {
 
   /**
    * A limiter whose keys `maxTtlSeconds` would expire before they are at rest is refused, and so is one whose
-   * policies the memory fallback could not scale by `fallbackShare`.
+   * policies the memory fallback could not scale by `fallbackShare`, or whose kind the engine runs with another
+   * Lua twin; the twin of a kind the engine lacks joins it now.
    */
   checkPolicies(policies: readonly AnyPolicy[]): void {
     checkRetentionCap('maxTtlSeconds', this.#settings.maxTtlSeconds, { ms: 1000, name: 's' }, policies);
     this.#degraded.checkPolicies(policies);
+    this.#engine.admit(policies);
   }
 
   /** Every bucket key this store holds (without the prefix), across every master of a cluster. */
@@ -184,13 +190,13 @@ export class RedisStore implements Store {
 
   /**
    * A script call with no policies: the script reads the server's clock and writes and deletes `key` (see
-   * script.ts), so it fails exactly when decisions would, on the node that owns `key`.
+   * call-format.ts), so it fails exactly when decisions would, on the node that owns `key`.
    */
   async #probe(key: string): Promise<void> {
     const within = budget(this.#settings.commandTimeoutMs);
     const client = await this.#connection.ready(within());
     const call = probeCall(key, this.#settings.ttlMs);
-    await withTimeout(runScript(client, this.#batcher.engine, call, this.metrics), within(), this.metrics);
+    await withTimeout(runScript(client, this.#engine.current, call, this.metrics), within(), this.metrics);
   }
 
   /**

@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Attributes, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import { configError } from '../../core/errors.js';
 import { optionalPeer } from '../../core/optional-peer.js';
-import { STEPS, TRACES, type TraceContext, type TraceName } from '../../core/trace.js';
+import { STEPS, TRACES, type TraceContext, type TraceName, watch } from '../../core/trace.js';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -20,7 +20,7 @@ export interface OtelTracingOptions {
 }
 
 export interface TollgateOtelTracing {
-  /** Stops starting spans; steps already started end as they would have. */
+  /** Stops starting spans; the spans of steps still in flight end at once, marked `tollgate.stopped`. */
   stop(): void;
 }
 
@@ -80,7 +80,7 @@ interface Spanning {
 /** A span for each run of the step `name`, started inside its parent's, ended when the step ends; returns the stop. */
 function spanEach(name: TraceName, { api, tracer, spans, identifiers }: Spanning): () => void {
   const channel = TRACES[name];
-  const open = new WeakMap<TraceContext, Span>();
+  const open = new Map<TraceContext, Span>();
   channel.start.bindStore(spans, (context) => {
     const parent = spans.getStore();
     const within =
@@ -100,19 +100,16 @@ function spanEach(name: TraceName, { api, tracer, spans, identifiers }: Spanning
     }
     span.end();
   };
-  const handlers = {
-    start: () => {},
-    end: (context: TraceContext) => {
-      if (context.later !== true) close(context);
-    },
-    asyncStart: () => {},
-    asyncEnd: close,
-    error: () => {},
-  };
-  channel.subscribe(handlers);
+  const unwatch = watch(channel, { started: () => {}, ended: close });
   return () => {
     channel.start.unbindStore(spans);
-    channel.unsubscribe(handlers);
+    unwatch();
+    // Their ends would reach no handler now: a span never ended is never exported.
+    for (const span of open.values()) {
+      span.setAttribute('tollgate.stopped', true);
+      span.end();
+    }
+    open.clear();
   };
 }
 

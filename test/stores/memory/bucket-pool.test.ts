@@ -170,7 +170,11 @@ describe('BucketSlots', () => {
       code: 'ERR_TOLLGATE_CONFIG',
       message: /^`policy` is of a kind too many: a MemoryStore holds at most 8 kinds/,
     });
-    // A kind met before is no kind too many.
+    // A kind met before is no kind too many, unless its state is packed otherwise.
     slots.admit(kinds);
+    assert.throws(() => slots.admit([kind('kind-1', 2)]), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      message: /^`policy` of kind "kind-1" packs its state unlike another of its kind \(received 2\)/,
+    });
   });
 });

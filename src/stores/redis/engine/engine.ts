@@ -30,7 +30,8 @@ function engineFor(twins: ReadonlyMap<PolicyKind, string>): Engine {
   const definitions = [...twins]
     .map(
       ([kind, lua], i) =>
-        `  ${i === 0 ? 'if' : 'elseif'} kind == '${kind}' then\n  policies['${kind}'] = ${lua}`,
+        // Each on lines of its own: a twin that ends in a comment must not swallow the next `elseif`.
+        `  ${i === 0 ? 'if' : 'elseif'} kind == '${kind}' then\n  policies['${kind}'] = ${lua}\n`,
     )
     .join('');
   const define = `local function define(kind)\n${definitions}  end\n  return policies[kind]\nend`;
@@ -51,18 +52,30 @@ export const BUILT_IN_ENGINE = engineFor(new Map(Object.entries(builtInTwins)));
 
 /**
  * The engine that carries the twins of `engine` and of `policies`: `engine` itself when it has them all, as it does
- * for the built-in policies; else one more, the twin of a kind met again with other text taking its place.
+ * for the built-in policies; else one more. A kind is one twin: a policy that brings another text for a kind the
+ * engine carries is refused, since every limiter of that kind on the store would run it.
  */
 export function withTwins(engine: Engine, policies: readonly AnyPolicy[]): Engine {
-  const missing = policies.filter(({ kind, lua }) => engine.twins.get(kind) !== lua);
-  if (missing.length === 0) return engine;
-  const twins = new Map(engine.twins);
-  for (const { kind, lua } of missing) {
-    // Kinds are spelled into the engine's code: a direct caller of the store is held to the limiter's rule.
-    if (!NAME.test(kind)) {
-      throw configError('kind', 'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_" or "-"', kind);
+  let twins: Map<PolicyKind, string> | undefined;
+  for (const { kind, lua } of policies) {
+    const carried = (twins ?? engine.twins).get(kind);
+    if (carried === lua) continue;
+    if (carried !== undefined) {
+      throw configError(
+        'policy',
+        `of kind "${kind}" brings a Lua twin other than the one the store runs for it`,
+      );
     }
+    // Kinds are spelled into the engine's code: a direct caller of the store is held to the limiter's rule.
+    if (!NAME.test(kind)) throw configError('kind', 'must be a name that needs no quoting', kind);
+    twins ??= new Map(engine.twins);
     twins.set(kind, lua);
   }
-  return engineFor(twins);
+  return twins === undefined ? engine : engineFor(inOrder(twins));
+}
+
+/** The built-in twins first, then the others by kind: processes that met the same kinds run the same library. */
+function inOrder(twins: ReadonlyMap<PolicyKind, string>): ReadonlyMap<PolicyKind, string> {
+  const others = [...twins].filter(([kind]) => !(kind in builtInTwins)).sort(([a], [b]) => (a < b ? -1 : 1));
+  return new Map([...BUILT_IN_ENGINE.twins, ...others]);
 }
