@@ -228,7 +228,11 @@ export class BucketSlots {
     if (known !== undefined) {
       // One pool per kind: a state packed otherwise would be read back as another.
       if ((this.#pools[known] as BucketPool).width !== stateWidth)
-        throw configError('policy', `of kind "${kind}" packs its state unlike another of its kind`, stateWidth);
+        throw configError(
+          'policy',
+          `of kind "${kind}" packs its state unlike another of its kind`,
+          stateWidth,
+        );
       return known;
     }
     const index = this.#pools.length;
