@@ -59,11 +59,12 @@ export function watch(steps: Steps, watcher: StepWatcher): () => void {
 export const STEPS = channel('tollgate:step');
 
 /**
- * Whether anyone listens to `steps`, to any of its events: a caller builds a context only then. (TracingChannel has
- * `hasSubscribers` from Node 20.13; before it, those of `start` are asked, which every listener here has.)
+ * Whether anyone listens to `steps`: a caller builds a context only then. Asked of `start`, which every listener of a
+ * whole step subscribes to (`subscribe` with its handlers, `watch`): TracingChannel's own `hasSubscribers` asks all
+ * five channels, which a decision in memory measurably paid for (docs/benchmarks.md).
  */
 export function listening(steps: Steps): boolean {
-  return (steps as { hasSubscribers?: boolean }).hasSubscribers ?? steps.start.hasSubscribers;
+  return steps.start.hasSubscribers;
 }
 
 /**

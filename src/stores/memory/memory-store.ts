@@ -15,7 +15,7 @@ import { BucketSlots, tooFewBuckets } from './bucket-pool.js';
 import { EvictionQueue } from './eviction-queue.js';
 import { checkBucketRoom, type MemoryStoreOptions, memoryStoreSettings } from './options.js';
 import { checkRetentionCap, keptUntil } from './retention.js';
-import { ALONE, entry, type Table, TableNumbers } from './tables.js';
+import { ALONE, type Table, TableNumbers, tableIn } from './tables.js';
 
 export type { MemoryStoreOptions } from './options.js';
 
@@ -259,11 +259,7 @@ export class MemoryStore implements Store {
     keep: readonly (number | undefined)[],
   ): number {
     if (this.#size >= this.#maxBuckets && !this.#evict(nowMs, keep)) throw tooFewBuckets(this.#maxBuckets);
-    const table = entry(
-      entry(this.#scopes, scope, () => new Map<string, Table>()),
-      member,
-      () => new Map(),
-    );
+    const table = tableIn(this.#scopes, scope, member);
     // A fresh flat copy (a JSON round trip is exact for any string): an identifier sliced from a header or joined
     // from parts would otherwise keep its parent string or rope alive for as long as the bucket (measured in bench/).
     const flat = JSON.parse(JSON.stringify(id)) as string;

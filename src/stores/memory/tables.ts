@@ -12,13 +12,19 @@ export type Table = Map<string, number>;
 // Stryker disable next-line StringLiteral: any string that no policy name can be would do
 export const ALONE = '';
 
-/** `map`'s entry under `key`, made by `make` and put there when it has none. */
-export function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  const value = map.get(key);
-  if (value !== undefined) return value;
-  const made = make();
-  map.set(key, made);
-  return made;
+/** The table of `member` in `scope`, made (with its scope's tables) when missing; no closure per new bucket. */
+export function tableIn(scopes: Map<string, Map<string, Table>>, scope: string, member: string): Table {
+  let tables = scopes.get(scope);
+  if (tables === undefined) {
+    tables = new Map();
+    scopes.set(scope, tables);
+  }
+  let table = tables.get(member);
+  if (table === undefined) {
+    table = new Map();
+    tables.set(member, table);
+  }
+  return table;
 }
 
 /** Numbers given to tables while they exist, and reused once a table is dropped. */

@@ -1,9 +1,9 @@
 // The memory store's tables: numbers given while a table exists and reused once it is dropped, each with the policy
-// its latest bucket was made for; and a map's entry made only when missing.
+// its latest bucket was made for; and a scope's table of a member, made only when missing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow, tokenBucket } from '../../../src/index.js';
-import { entry, TableNumbers } from '../../../src/stores/memory/tables.js';
+import { TableNumbers, tableIn } from '../../../src/stores/memory/tables.js';
 
 describe('TableNumbers', () => {
   const window = fixedWindow({ limit: 1, windowMs: 1000 });
@@ -33,18 +33,15 @@ describe('TableNumbers', () => {
   });
 });
 
-describe('entry', () => {
-  it('returns the entry a map has, and makes and puts one only when it has none', () => {
-    const map = new Map<string, string[]>([['kept', ['a']]]);
-    let made = 0;
-    const make = () => {
-      made++;
-      return [] as string[];
-    };
-    const kept = map.get('kept');
-    assert.equal(entry(map, 'kept', make), kept);
-    const fresh = entry(map, 'new', make);
-    assert.equal(entry(map, 'new', make), fresh);
-    assert.deepEqual([made, map.get('new') === fresh, map.size], [1, true, 2]);
+describe('tableIn', () => {
+  it("returns a scope's table of a member, and makes it, and its scope's, only when missing", () => {
+    const scopes = new Map<string, Map<string, Map<string, number>>>();
+    const made = tableIn(scopes, 'api', 'burst');
+    made.set('client', 7);
+    assert.equal(tableIn(scopes, 'api', 'burst'), made);
+    const other = tableIn(scopes, 'api', 'sustained');
+    assert.notEqual(other, made);
+    assert.deepEqual([scopes.size, scopes.get('api')?.size, other.size], [1, 2, 0]);
+    assert.equal(scopes.get('api')?.get('burst')?.get('client'), 7);
   });
 });
