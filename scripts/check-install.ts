@@ -1,19 +1,13 @@
 // The package as a user gets it: packed from this checkout, installed alone in an empty project, then every subpath
 // imported, the extension examples held to tollgate/testing's contracts, the CLI and its simulator run, and the
 // install checked for demo-only dependencies. Exits 1 on a miss.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { examplesPass } from './install-examples.js';
+import { check, failures, manifest, node, ROOT, run } from './install-project.js';
+import { pagePaths, simulatorProblems } from './install-simulator.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  name: string;
-  version: string;
-  exports: Record<string, unknown>;
-  files: string[];
-};
 /** Packages only the demo, the benchmark or the tests use: an install of the library must not bring them. */
 const DEMO_ONLY = ['uplot', 'express', 'pino', 'fastify', 'hono', 'koa', 'ioredis', 'redis', 'prom-client'];
 /**
@@ -36,33 +30,6 @@ const MUST_SHIP = [
   ...SHIPPED_DOCS,
 ];
 const MUST_NOT_SHIP = [/\.map$/, /^docs\//, /\.png$/, /^demo\//, /^test\//, /^bench\//, /^src\//];
-/**
- * The page whose examples, a custom store and a custom adapter with their tests, run in the project as written:
- * each is a `js` block whose first line is `// <file>.js: <what it is>`.
- */
-const EXAMPLES_PAGE = 'docs/extending.md';
-/** The contract suites the examples' tests must have run, by the name each prefixes its tests with. */
-const CONTRACTS = ['store contract: ', 'adapter contract: '];
-
-const failures: string[] = [];
-function check(ok: boolean, what: string, detail = ''): void {
-  process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${what}${ok || detail === '' ? '' : `: ${detail}`}\n`);
-  if (!ok) failures.push(what);
-}
-
-function run(command: string, args: readonly string[], cwd: string): string {
-  return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** Runs `node -e` in the project: the exit status and what it printed. */
-function node(cwd: string, args: readonly string[]): { status: number; output: string } {
-  try {
-    return { status: 0, output: run(process.execPath, args, cwd) };
-  } catch (error) {
-    const failed = error as { status?: number; stdout?: string; stderr?: string };
-    return { status: failed.status ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
-}
 
 function packed(destination: string): { tarball: string; files: string[] } {
   const [report] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', destination], ROOT)) as {
@@ -71,62 +38,6 @@ function packed(destination: string): { tarball: string; files: string[] } {
   }[];
   if (!report) throw new Error('npm pack printed no report');
   return { tarball: join(destination, report.filename), files: report.files.map((file) => file.path) };
-}
-
-/**
- * The URL paths of the page files the tarball ships: `simulator/index.html` is served at `/`, every other page,
- * script and stylesheet at its path within `simulator/` (the handler's tests hold its table to exactly these).
- */
-function pagePaths(files: readonly string[]): string[] {
-  return files
-    .filter((file) => /^simulator\/.+\.(html|js|css)$/.test(file))
-    .map((file) => (file === 'simulator/index.html' ? '/' : file.slice('simulator'.length)));
-}
-
-/**
- * Starts `tollgate simulate --port 0 --json`, fetches each of `paths` and a simulation, then stops it with SIGTERM:
- * what failed, if anything, the stop's exit code included.
- */
-async function simulatorProblems(project: string, paths: readonly string[]): Promise<string[]> {
-  const bin = join(project, 'node_modules', '.bin', 'tollgate');
-  const child: ChildProcess = spawn(bin, ['simulate', '--port', '0', '--json'], { cwd: project });
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const problems: string[] = [];
-  try {
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`no URL within 10 s: ${out}`)), 10_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          resolve(out.split('\n')[0] as string);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL`)));
-    });
-    const { url } = JSON.parse(line) as { url: string };
-    for (const path of paths) {
-      const { status } = await fetch(new URL(path.slice(1), url));
-      if (status !== 200) problems.push(`GET ${path} answered ${status}`);
-    }
-    const simulation = await fetch(new URL('api/simulate', url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        policies: [{ kind: 'fixed-window', limit: 5, windowMs: 1000 }],
-        arrivals: [0, 1],
-      }),
-    });
-    if (simulation.status !== 200) problems.push(`POST /api/simulate answered ${simulation.status}`);
-  } catch (error) {
-    problems.push(error instanceof Error ? error.message : String(error));
-  } finally {
-    child.kill('SIGTERM');
-  }
-  const code = await exit;
-  if (code !== 0) problems.push(`exited ${code} on SIGTERM`);
-  return problems;
 }
 
 /**
@@ -183,39 +94,6 @@ for (const options of configurations) {
 }
 process.stdout.write(JSON.stringify(answers));
 `;
-}
-
-/** The example files of EXAMPLES_PAGE, by file name. */
-function examples(): Map<string, string> {
-  const page = readFileSync(join(ROOT, EXAMPLES_PAGE), 'utf8');
-  const files = new Map<string, string>();
-  for (const [, code = '', file = ''] of page.matchAll(
-    /^```js\n(\/\/ ([\w.-]+\.js): [^\n]*\n[\s\S]*?)^```$/gm,
-  ))
-    files.set(file, code);
-  return files;
-}
-
-/**
- * Writes the examples into the project and runs their tests with `node --test`, tollgate/testing's suites on the
- * package as installed: no tsx, no TypeScript, nothing of this checkout.
- */
-function examplesPass(project: string): void {
-  const files = examples();
-  for (const [file, code] of files) writeFileSync(join(project, file), code);
-  const tests = [...files.keys()].filter((file) => file.endsWith('.test.js'));
-  const ran = node(project, ['--test', '--test-reporter=tap', ...tests]);
-  const missing = CONTRACTS.filter((contract) => !ran.output.includes(`- ${contract}`));
-  check(
-    ran.status === 0 && missing.length === 0,
-    `${EXAMPLES_PAGE}'s store and adapter pass tollgate/testing's contracts under node --test (${tests.join(', ')})`,
-    missing.length > 0 ? `no ${missing.join(', ')}suite ran: ${ran.output.trim()}` : tail(ran.output),
-  );
-}
-
-/** The end of a long output: a failed suite's summary and its last failures. */
-function tail(output: string): string {
-  return output.trim().split('\n').slice(-60).join('\n');
 }
 
 function importable(project: string, subpath: string): void {
