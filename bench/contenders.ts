@@ -12,7 +12,12 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../src/index.js';
-import { RedisStore, type RedisStoreOptions } from '../src/stores/redis/index.js';
+import {
+  type RedisClientLike,
+  RedisStore,
+  type RedisStoreMetrics,
+  type RedisStoreOptions,
+} from '../src/stores/redis/index.js';
 import type { Decider } from './load.js';
 import type { BenchRedis } from './redis.js';
 
@@ -32,7 +37,15 @@ export interface Contender {
 }
 
 export interface Opened extends Decider {
+  /** Tollgate on Redis: the store's live counters (its engine calls and the decisions they carried, degraded ones). */
+  readonly metrics?: RedisStoreMetrics;
   close(): Promise<void>;
+}
+
+/** Where Redis contenders get their shared client: the bench's one server, or its cluster. */
+export interface RedisClients {
+  ioredis(): Promise<RedisClientLike>;
+  nodeRedis(): Promise<RedisClientLike>;
 }
 
 /** A quota and its window, given to every library in its own terms. */
@@ -66,7 +79,7 @@ export function policyOf(kind: TollgatePolicy, { limit, windowMs }: Quota): AnyP
   }
 }
 
-const clientOf = (redis: BenchRedis, client: ClientLibrary) =>
+const clientOf = (redis: RedisClients, client: ClientLibrary) =>
   client === 'ioredis' ? redis.ioredis() : redis.nodeRedis();
 
 const decisionAllowed = (outcome: unknown) => (outcome as Decision).allowed;
@@ -89,7 +102,7 @@ export function tollgateMemory(kind: TollgatePolicy, quota: Quota, maxBuckets?: 
 }
 
 export function tollgateRedis(
-  redis: BenchRedis,
+  redis: RedisClients,
   client: ClientLibrary,
   kind: TollgatePolicy,
   quota: Quota,
@@ -102,17 +115,22 @@ export function tollgateRedis(
     policy: kind,
     ...(variant === undefined ? {} : { variant: variant.name }),
     async open() {
+      // A variant that says where to connect (`rootNodes`) is the store's own connection; others share the bench's.
+      const own = variant?.options.rootNodes !== undefined;
       // A generous timeout: on a loaded machine a slow answer must not become a fail-open decision that costs
       // Redis nothing and would be counted as a fast one.
       const store = new RedisStore({
-        client: await clientOf(redis, client),
+        ...(own ? {} : { client: await clientOf(redis, client) }),
         commandTimeoutMs: 2000,
         ...variant?.options,
       });
+      // Connected before traffic, or the first decisions would answer in the fail mode.
+      if (own) await store.connect();
       const limiter = createLimiter({ policy: policyOf(kind, quota), store });
       return {
         decide: (key) => limiter.consume(key),
         allowed: decisionAllowed,
+        metrics: store.metrics,
         close: () => store.close(),
       };
     },
@@ -183,7 +201,7 @@ export function flexibleMemory(quota: Quota): Contender {
 }
 
 export function flexibleRedis(
-  redis: BenchRedis,
+  redis: RedisClients,
   client: ClientLibrary,
   quota: Quota,
   variant?: { readonly name: string; readonly options: Partial<IRateLimiterStoreOptions> },

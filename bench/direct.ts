@@ -14,8 +14,8 @@ import {
   tollgateRedis,
 } from './contenders.js';
 import { keySequence } from './keys.js';
-import { closedLoop, type LoadResult } from './load.js';
-import { type BenchRedis, decisionCommands } from './redis.js';
+import { closedLoop, inRotation, type LoadResult } from './load.js';
+import { type BenchRedis, serverRun } from './redis.js';
 import { count, fixed, median, ratio, type Table } from './table.js';
 
 export interface DirectSettings {
@@ -78,25 +78,21 @@ export async function runDirect(redis: BenchRedis, settings: DirectSettings): Pr
   const units = contenders.flatMap((contender) => IN_FLIGHT.map((inFlight) => ({ contender, inFlight })));
   const loads = new Map(units.map((unit) => [unit, [] as LoadResult[]]));
   const server = new Map(contenders.map((c) => [c, { us: [] as number[], commands: [] as number[] }]));
-  for (let round = 0; round < settings.rounds; round++) {
-    // Interleaved, and rotated each round, so a slow moment of the machine lands on a different contender.
-    const shift = Math.floor((round * units.length) / settings.rounds);
-    for (const unit of [...units.slice(shift), ...units.slice(0, shift)]) {
-      const { contender, inFlight } = unit;
-      const decider = opened.get(contender) as Opened;
-      const redisRun = contender.engine === 'redis';
-      // A lone Redis call takes ~100 µs: its runs are as long as the loaded ones, for enough samples of its p99.
-      const ms = redisRun ? settings.redisMs : settings.memoryMs;
-      if (redisRun && inFlight > 1) await redis.resetStats();
-      const result = await closedLoop(decider, keys, inFlight, ms);
-      loads.get(unit)?.push(result);
-      if (redisRun && inFlight > 1) {
-        const { commands, scriptUsec } = decisionCommands(await redis.commandStats());
-        server.get(contender)?.us.push(scriptUsec / result.decisions);
-        server.get(contender)?.commands.push(commands / result.decisions);
-      }
+  await inRotation(units, settings.rounds, async (unit) => {
+    const { contender, inFlight } = unit;
+    const decider = opened.get(contender) as Opened;
+    const redisRun = contender.engine === 'redis';
+    // A lone Redis call takes ~100 µs: its runs are as long as the loaded ones, for enough samples of its p99.
+    const ms = redisRun ? settings.redisMs : settings.memoryMs;
+    if (!redisRun || inFlight === 1) {
+      loads.get(unit)?.push(await closedLoop(decider, keys, inFlight, ms));
+      return;
     }
-  }
+    const { load, commands, scriptUsec } = await serverRun(redis, decider, keys, inFlight, ms);
+    loads.get(unit)?.push(load);
+    server.get(contender)?.us.push(scriptUsec / load.decisions);
+    server.get(contender)?.commands.push(commands / load.decisions);
+  });
   for (const decider of opened.values()) await decider.close();
   return contenders.map((contender) => {
     const load: Record<number, LoadResult> = {};
@@ -127,11 +123,11 @@ export function medianLoad(results: readonly LoadResult[]): LoadResult {
 }
 
 /** The same engine and client's peer rows, to divide by. */
-export function peerOf(
-  measures: readonly DirectMeasure[],
+export function peerOf<M extends { readonly contender: Contender }>(
+  measures: readonly M[],
   of: Contender,
   library: 'express-rate-limit' | 'rate-limit-redis' | 'rate-limiter-flexible',
-): DirectMeasure | undefined {
+): M | undefined {
   return measures.find(
     (m) =>
       m.contender.library === library &&

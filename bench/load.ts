@@ -73,3 +73,27 @@ export async function closedLoop(
     p99Us: histogram.percentile(99) / 1000,
   };
 }
+
+/**
+ * Every unit once per round, interleaved and rotated each round, so that a slow moment of the machine lands on a
+ * different unit each time and no unit always runs right after the same neighbour.
+ */
+export async function inRotation<T>(
+  units: readonly T[],
+  rounds: number,
+  run: (unit: T) => Promise<void>,
+): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    const shift = Math.floor((round * units.length) / rounds);
+    for (const unit of [...units.slice(shift), ...units.slice(0, shift)]) await run(unit);
+  }
+}
+
+/** Every key once, 64 at a time, so that each key's first write is done before anything is measured. */
+export async function touchEveryKey(decider: Decider, keys: readonly string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length) await decider.decide(keys[next++] as string);
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+}

@@ -1,6 +1,7 @@
 // `npm run bench [-- --quick] [-- --json [file]] [-- section...]`: the sections in one run, with the peers, as tables.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import { type ClusterSettings, clusterTable, runCluster } from './cluster.js';
 import { type DirectSettings, runDirect, serverTable, throughputTable } from './direct.js';
 import { floodTable, runFlood } from './flood.js';
 import { type HttpSettings, httpTable, runHttp } from './http.js';
@@ -8,7 +9,7 @@ import { type MemorySettings, memoryTable, runMemory } from './memory.js';
 import { startBenchRedis } from './redis.js';
 import { runShaping, type ShapingSettings, shapingTable } from './shaping.js';
 import { renderTable, type Table } from './table.js';
-import { evaluateTargets, targetTable } from './targets.js';
+import { evaluateClusterTargets, evaluateTargets, targetTable } from './targets.js';
 import { runWaiting, type WaitingSettings, waitingTable } from './waiting.js';
 
 interface Settings {
@@ -18,9 +19,10 @@ interface Settings {
   readonly memory: MemorySettings;
   readonly shaping: ShapingSettings;
   readonly waiting: WaitingSettings;
+  readonly cluster: ClusterSettings;
 }
 
-/** About five minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
+/** About six minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
 const FULL: Settings = {
   direct: { rounds: 3, memoryMs: 500, redisMs: 1000, warmupMs: 300 },
   http: { rounds: 4, seconds: 3, warmupSeconds: 1, connections: 64 },
@@ -28,6 +30,7 @@ const FULL: Settings = {
   memory: { redisKeys: 100_000, heapKeys: [100_000, 1_000_000] },
   shaping: { rounds: 3, memoryMs: 400, redisMs: 800, warmupMs: 200 },
   waiting: { waiters: 1000, pickups: 20 },
+  cluster: { rounds: 3, ms: 1000, warmupMs: 500 },
 };
 const QUICK: Settings = {
   direct: { rounds: 1, memoryMs: 150, redisMs: 300, warmupMs: 100 },
@@ -36,10 +39,14 @@ const QUICK: Settings = {
   memory: { redisKeys: 10_000, heapKeys: [10_000, 100_000] },
   shaping: { rounds: 1, memoryMs: 100, redisMs: 200, warmupMs: 100 },
   waiting: { waiters: 200, pickups: 5 },
+  cluster: { rounds: 1, ms: 300, warmupMs: 200 },
 };
 
-/** Section names to run alone (`npm run bench -- shaping`); the targets need the first four. */
-const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting'] as const;
+/**
+ * Section names to run alone (`npm run bench -- shaping`); the targets need the first four, the cluster's targets
+ * only the cluster section.
+ */
+const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting', 'cluster'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PACKAGES = [
@@ -119,11 +126,13 @@ try {
   const memory = await section('memory', '5. bytes per key', () => runMemory(redis, settings.memory));
   const shaping = await section('shaping', '6. shaping', () => runShaping(redis, settings.shaping));
   const waiting = await section('waiting', '7. waiting', () => runWaiting(redis, settings.waiting));
+  // Its own cluster, started and stopped within the section: the single bench server above is not used.
+  const cluster = await section('cluster', '8. Redis Cluster', () => runCluster(settings.cluster));
   const heapKeys = Math.max(...settings.memory.heapKeys);
-  const targets =
-    direct && http && flood && memory
-      ? evaluateTargets({ direct, http, flood, memory }, heapKeys)
-      : undefined;
+  const targets = [
+    ...(direct && http && flood && memory ? evaluateTargets({ direct, http, flood, memory }, heapKeys) : []),
+    ...(cluster ? evaluateClusterTargets(cluster.measures) : []),
+  ];
   const environmentTable: Table = {
     title: 'Environment',
     columns: ['what', 'value'],
@@ -144,7 +153,8 @@ try {
     ...(memory ? [memoryTable(memory, settings.memory)] : []),
     ...(shaping ? [shapingTable(shaping)] : []),
     ...(waiting ? [waitingTable(waiting, settings.waiting)] : []),
-    ...(targets ? [targetTable(targets)] : []),
+    ...(cluster ? [clusterTable(cluster, settings.cluster)] : []),
+    ...(targets.length > 0 ? [targetTable(targets)] : []),
   ];
   process.stdout.write(`${tables.map(renderTable).join('\n')}\n`);
   const seconds = (performance.now() - started) / 1000;
@@ -154,7 +164,7 @@ try {
       JSON.parse(JSON.stringify(value, (key, v) => (key === 'contender' ? undefined : v)));
     writeFileSync(
       json,
-      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting }) }, null, 2)}\n`,
+      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting, cluster }) }, null, 2)}\n`,
     );
     process.stderr.write(`[bench] JSON written to ${json}\n`);
   }

@@ -14,8 +14,8 @@ import { RedisStore } from '../src/stores/redis/index.js';
 import type { Store, StoreRequest } from '../src/stores/store.js';
 import { KEYS, medianLoad } from './direct.js';
 import { keySequence } from './keys.js';
-import { closedLoop, type Decider, type LoadResult } from './load.js';
-import { type BenchRedis, decisionCommands } from './redis.js';
+import { closedLoop, type Decider, inRotation, type LoadResult, touchEveryKey } from './load.js';
+import { type BenchRedis, serverRun } from './redis.js';
 import { count, fixed, median, ratio, type Table } from './table.js';
 
 export interface ShapingSettings {
@@ -178,45 +178,30 @@ async function openAll(redis: BenchRedis): Promise<Opened[]> {
   );
 }
 
-/** Every key once, 64 at a time: each booked row's key spends its one token before anything is measured. */
-async function touchEveryKey(decider: Decider, keys: readonly string[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < keys.length) await decider.decide(keys[next++] as string);
-  };
-  await Promise.all(Array.from({ length: 64 }, worker));
-}
-
 export async function runShaping(redis: BenchRedis, settings: ShapingSettings): Promise<ShapingMeasure[]> {
   await redis.call('FLUSHALL');
   const keys = keySequence(KEYS, 65_536);
   const distinct = [...new Set(keys)];
   const opened = await openAll(redis);
   for (const { engine, decider } of opened) {
+    // Each booked row's key spends its one token before anything is measured.
     await touchEveryKey(decider, distinct);
     await closedLoop(decider, keys, 64, engine === 'memory' ? settings.warmupMs : 2 * settings.warmupMs);
   }
   const units = opened.flatMap((o) => IN_FLIGHT.map((inFlight) => ({ o, inFlight })));
   const loads = new Map(units.map((unit) => [unit, [] as LoadResult[]]));
   const server = new Map(opened.map((o) => [o, [] as number[]]));
-  for (let round = 0; round < settings.rounds; round++) {
-    // Interleaved and rotated each round, as in section 1.
-    const shift = Math.floor((round * units.length) / settings.rounds);
-    for (const unit of [...units.slice(shift), ...units.slice(0, shift)]) {
-      const { o, inFlight } = unit;
-      const counted = o.engine === 'redis' && inFlight > 1;
-      if (counted) await redis.resetStats();
-      const result = await closedLoop(
-        o.decider,
-        keys,
-        inFlight,
-        counted ? settings.redisMs : settings.memoryMs,
-      );
-      loads.get(unit)?.push(result);
-      if (counted)
-        server.get(o)?.push(decisionCommands(await redis.commandStats()).scriptUsec / result.decisions);
+  // Interleaved and rotated each round, as in section 1.
+  await inRotation(units, settings.rounds, async (unit) => {
+    const { o, inFlight } = unit;
+    if (o.engine !== 'redis' || inFlight === 1) {
+      loads.get(unit)?.push(await closedLoop(o.decider, keys, inFlight, settings.memoryMs));
+      return;
     }
-  }
+    const { load, scriptUsec } = await serverRun(redis, o.decider, keys, inFlight, settings.redisMs);
+    loads.get(unit)?.push(load);
+    server.get(o)?.push(scriptUsec / load.decisions);
+  });
   for (const { close } of opened) await close();
   await redis.call('FLUSHALL');
   return opened.map((o) => {

@@ -1,4 +1,5 @@
 // The performance targets, each a ratio or a bound taken from this run's own figures.
+import { CLUSTER_CLIENTS, type ClusterMeasure } from './cluster.js';
 import { type DirectMeasure, peerOf } from './direct.js';
 import type { FloodMeasure } from './flood.js';
 import { type HttpMeasure, NO_LIMITER, TOLLGATE_MEMORY } from './http.js';
@@ -124,6 +125,56 @@ export function evaluateTargets({ direct, http, flood, memory }: Results, heapKe
       ' B',
     ),
   ];
+}
+
+/** Tollgate's token bucket on each client's cluster, beside rate-limiter-flexible on the same client. */
+export function evaluateClusterTargets(cluster: readonly ClusterMeasure[]): Target[] {
+  return CLUSTER_CLIENTS.flatMap((client) => {
+    const tollgate = cluster.find(
+      (m) =>
+        m.contender.library === 'Tollgate' &&
+        m.contender.client === client &&
+        m.contender.variant === undefined,
+    );
+    const flexible = tollgate && peerOf(cluster, tollgate.contender, 'rate-limiter-flexible');
+    const of = (m: ClusterMeasure | undefined, inFlight: number, pick: 'perSecond' | 'serverUs') => {
+      const run = m?.runs[inFlight];
+      return (pick === 'perSecond' ? run?.load.perSecond : run?.serverUs) ?? Number.NaN;
+    };
+    const vs = (inFlight: number, pick: 'perSecond' | 'serverUs') =>
+      of(tollgate, inFlight, pick) / of(flexible, inFlight, pick);
+    const on = `(${client} cluster)`;
+    return [
+      target(
+        `Cluster: RedisStore dec/s at 64 in flight vs rate-limiter-flexible ${on}`,
+        vs(64, 'perSecond'),
+        'min',
+        2,
+        'x',
+      ),
+      target(
+        `Cluster: server time per decision at 64 in flight vs rate-limiter-flexible ${on}`,
+        vs(64, 'serverUs'),
+        'max',
+        1,
+        'x',
+      ),
+      target(
+        `Cluster: server time of a lone decision (1 in flight) vs rate-limiter-flexible ${on}`,
+        vs(1, 'serverUs'),
+        'max',
+        1,
+        'x',
+      ),
+      target(
+        `Cluster: decisions per engine call at 64 in flight ${on}`,
+        tollgate?.runs[64]?.perEngineCall ?? Number.NaN,
+        'min',
+        8,
+        ' per call',
+      ),
+    ];
+  });
 }
 
 export function targetTable(targets: readonly Target[]): Table {

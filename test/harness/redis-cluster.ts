@@ -36,6 +36,21 @@ export interface RedisCluster {
   killNode(node: RedisClusterNode): Promise<void>;
   /** Until the dead master owns no slots and every surviving node reports a healthy cluster. */
   waitForFailover(deadMaster: RedisClusterNode, timeoutMs?: number): Promise<void>;
+  /** The node's cluster id, by which slot commands and `redis-cli --cluster` name it. */
+  nodeId(node: RedisClusterNode): Promise<string>;
+  /** The slots `node` owns, ascending. */
+  slotsOf(node: RedisClusterNode): Promise<number[]>;
+  /** A live replica of `master`. */
+  replicaOf(master: RedisClusterNode): Promise<RedisClusterNode>;
+  /** Until every live node reports a healthy cluster, knows every node, and sees the same owner for every slot. */
+  waitForAgreement(timeoutMs?: number): Promise<void>;
+  /**
+   * A graceful `CLUSTER FAILOVER` through `replica`: its master stops writes until the replica has caught up, so no
+   * acknowledged write is lost. Resolves once every node agrees that the replica owns the slots.
+   */
+  failover(replica: RedisClusterNode, timeoutMs?: number): Promise<void>;
+  /** Starts an empty master and joins it with `redis-cli --cluster add-node`; it owns no slot until a reshard. */
+  addNode(): Promise<RedisClusterNode>;
   command(node: RedisClusterNode, ...args: string[]): Promise<string>;
   /** Stops every process and removes the temp dirs; idempotent. */
   stop(): Promise<void>;
@@ -51,6 +66,8 @@ const HOST = '127.0.0.1';
 const TOTAL_SLOTS = 16384;
 const READY_TIMEOUT_MS = 20_000;
 const FAILOVER_TIMEOUT_MS = 20_000;
+/** Past Redis's own 5 s limit on a manual failover. */
+const MANUAL_FAILOVER_RETRY_MS = 6_000;
 const POLL_MS = 50;
 
 const CLUSTER_ARGS = [
@@ -83,21 +100,29 @@ interface ClusterNodesEntry {
   host: string;
   port: number;
   flags: string[];
+  /** The id of the master a replica follows; '-' for a master. */
+  master: string;
   slots: [number, number][];
+  /** `[slot->-id]` and `[slot-<-id]` markers: slots this node is migrating or importing. */
+  openSlots: string[];
 }
 
 function parseClusterNodes(text: string): ClusterNodesEntry[] {
   const entries: ClusterNodesEntry[] = [];
   for (const line of text.split('\n')) {
     const fields = line.trim().split(' ');
-    const [id, address, flagList] = fields;
+    const [id, address, flagList, master = '-'] = fields;
     if (id === undefined || address === undefined || flagList === undefined || id === '') continue;
     // ip:port@cport[,hostname]; the ip may be IPv6, so split at the last colon.
     const hostPort = address.split('@')[0] ?? '';
     const colon = hostPort.lastIndexOf(':');
     const slots: [number, number][] = [];
+    const openSlots: string[] = [];
     for (const slot of fields.slice(8)) {
-      if (slot.startsWith('[')) continue; // importing/migrating markers, not ownership
+      if (slot.startsWith('[')) {
+        openSlots.push(slot); // importing/migrating markers, not ownership
+        continue;
+      }
       const [from, to] = slot.split('-');
       if (from === undefined) continue;
       slots.push([Number(from), Number(to ?? from)]);
@@ -107,7 +132,9 @@ function parseClusterNodes(text: string): ClusterNodesEntry[] {
       host: hostPort.slice(0, colon),
       port: Number(hostPort.slice(colon + 1)),
       flags: flagList.split(','),
+      master,
       slots,
+      openSlots,
     });
   }
   return entries;
@@ -141,7 +168,21 @@ function makeNode(host: string, port: number, pid: number | undefined): RedisClu
 // Implementation shared by owned and external clusters
 
 class ClusterBase {
-  constructor(readonly nodes: readonly RedisClusterNode[]) {}
+  /** Grows when a node is added. */
+  protected readonly nodeList: RedisClusterNode[];
+
+  constructor(nodes: readonly RedisClusterNode[]) {
+    this.nodeList = [...nodes];
+  }
+
+  get nodes(): readonly RedisClusterNode[] {
+    return this.nodeList;
+  }
+
+  /** How many nodes every node must know; undefined when that is not known (an external cluster). */
+  protected expectedNodeCount(): number | undefined {
+    return undefined;
+  }
 
   /** Nodes worth asking; owned clusters override this to skip nodes they killed. */
   protected reachableNodes(): readonly RedisClusterNode[] {
@@ -190,6 +231,72 @@ class ClusterBase {
   command(node: RedisClusterNode, ...args: string[]): Promise<string> {
     return redisCli(['-h', node.host, '-p', String(node.port)], args);
   }
+
+  async nodeId(node: RedisClusterNode): Promise<string> {
+    return asText(await redisCall(node.host, node.port, ['CLUSTER', 'MYID']));
+  }
+
+  async slotsOf(node: RedisClusterNode): Promise<number[]> {
+    const entries = parseClusterNodes(asText(await this.ask(['CLUSTER', 'NODES'])));
+    const entry = entries.find(({ host, port }) => host === node.host && port === node.port);
+    return (entry?.slots ?? []).flatMap(([from, to]) =>
+      Array.from({ length: to - from + 1 }, (_, i) => from + i),
+    );
+  }
+
+  async replicaOf(master: RedisClusterNode): Promise<RedisClusterNode> {
+    const id = await this.nodeId(master);
+    const entries = parseClusterNodes(asText(await this.ask(['CLUSTER', 'NODES'])));
+    const replica = entries.find(
+      (entry) => entry.master === id && entry.flags.includes('slave') && !entry.flags.includes('fail'),
+    );
+    if (replica === undefined) throw new Error(`${master.host}:${master.port} has no live replica`);
+    return this.nodeFor(replica);
+  }
+
+  async waitForAgreement(timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let problem = await this.#agreementProblem();
+    while (problem !== undefined) {
+      if (Date.now() > deadline)
+        throw new Error(`cluster nodes did not agree within ${timeoutMs} ms: ${problem}`);
+      await sleep(POLL_MS);
+      problem = await this.#agreementProblem();
+    }
+  }
+
+  // Describes what the nodes still disagree on (for the timeout message), or undefined once they agree. Gossip
+  // spreads a new slot owner or a new node over a few hundred ms; a client that asks a node still behind is sent
+  // back and forth, which the tests must not mistake for the store's doing.
+  async #agreementProblem(): Promise<string | undefined> {
+    let agreed: string | undefined;
+    for (const node of this.reachableNodes()) {
+      try {
+        const info = parseInfo(asText(await redisCall(node.host, node.port, ['CLUSTER', 'INFO'])));
+        if (info.get('cluster_state') !== 'ok' || info.get('cluster_slots_ok') !== String(TOTAL_SLOTS))
+          return `${node.port}: cluster_state:${info.get('cluster_state')}, slots_ok:${info.get('cluster_slots_ok')}`;
+        const view = parseClusterNodes(asText(await redisCall(node.host, node.port, ['CLUSTER', 'NODES'])));
+        const expected = this.expectedNodeCount();
+        if (expected !== undefined && view.length !== expected)
+          return `${node.port} knows ${view.length} nodes of ${expected}`;
+        const unsettled = view.find(
+          (entry) => entry.host === '' || entry.flags.includes('handshake') || entry.openSlots.length > 0,
+        );
+        if (unsettled !== undefined)
+          return `${node.port} sees ${unsettled.port} as ${unsettled.flags} ${unsettled.openSlots}`;
+        const owners = view
+          .map(({ id, slots }) => `${id}:${slots.map(([from, to]) => `${from}-${to}`).join(',')}`)
+          .sort()
+          .join(' ');
+        agreed ??= owners;
+        if (owners !== agreed)
+          return `${node.port} sees other slot owners than ${this.reachableNodes()[0]?.port}`;
+      } catch (error) {
+        return `${node.port}: ${(error as Error).message}`;
+      }
+    }
+    return undefined;
+  }
 }
 
 interface OwnedNode {
@@ -201,12 +308,16 @@ interface OwnedNode {
 class OwnedRedisCluster extends ClusterBase implements RedisCluster {
   readonly external = false;
   rootNodes: readonly { host: string; port: number }[] = [];
-  readonly #owned: readonly OwnedNode[];
+  readonly #owned: OwnedNode[];
   #stopping: Promise<void> | undefined;
 
   constructor(owned: readonly OwnedNode[]) {
     super(owned.map((entry) => entry.node));
-    this.#owned = owned;
+    this.#owned = [...owned];
+  }
+
+  protected override expectedNodeCount(): number {
+    return this.#owned.length;
   }
 
   protected override reachableNodes(): readonly RedisClusterNode[] {
@@ -272,6 +383,43 @@ class OwnedRedisCluster extends ClusterBase implements RedisCluster {
     return undefined;
   }
 
+  async failover(replica: RedisClusterNode, timeoutMs = FAILOVER_TIMEOUT_MS): Promise<void> {
+    if (this.#stopping !== undefined) throw new Error('cannot failover(): the cluster was stopped');
+    const deadline = Date.now() + timeoutMs;
+    let askedAt = Number.NEGATIVE_INFINITY;
+    for (;;) {
+      // Redis gives a manual failover 5 s to complete and then drops it silently: a loaded box asks again.
+      if (Date.now() - askedAt > MANUAL_FAILOVER_RETRY_MS) {
+        await redisCall(replica.host, replica.port, ['CLUSTER', 'FAILOVER']);
+        askedAt = Date.now();
+      }
+      const info = parseInfo(asText(await redisCall(replica.host, replica.port, ['INFO', 'replication'])));
+      if (info.get('role') === 'master') break;
+      if (Date.now() > deadline)
+        throw new Error(`${replica.port} still ${info.get('role')} ${timeoutMs} ms after CLUSTER FAILOVER`);
+      await sleep(POLL_MS);
+    }
+    await this.waitForAgreement(Math.max(deadline - Date.now(), POLL_MS));
+  }
+
+  async addNode(): Promise<RedisClusterNode> {
+    if (this.#stopping !== undefined) throw new Error('cannot addNode(): the cluster was stopped');
+    const [existing] = this.reachableNodes();
+    if (existing === undefined) throw new Error('cannot addNode(): no node of the cluster is running');
+    const [port, busPort] = await freePorts(2);
+    const added = await startNode(port ?? 0, busPort ?? 0);
+    // Owned before it joins, so that stop() ends it whatever happens next.
+    this.#owned.push(added);
+    this.nodeList.push(added.node);
+    // redis-cli also copies the function libraries to the new node.
+    await redisCli(
+      [],
+      ['--cluster', 'add-node', `${added.node.host}:${added.node.port}`, `${existing.host}:${existing.port}`],
+    );
+    await this.waitForAgreement();
+    return added.node;
+  }
+
   stop(): Promise<void> {
     this.#stopping ??= stopNodes(this.#owned);
     return this.#stopping;
@@ -290,7 +438,7 @@ class ExternalRedisCluster extends ClusterBase implements RedisCluster {
 
   #refuse(action: string): Error {
     return new Error(
-      `${action} needs a cluster owned by the test, but TEST_REDIS_CLUSTER_NODES points at an external cluster; unset it to run failover tests`,
+      `${action} needs a cluster owned by the test, but TEST_REDIS_CLUSTER_NODES points at an external cluster; unset it to run failover and resharding tests`,
     );
   }
 
@@ -300,6 +448,14 @@ class ExternalRedisCluster extends ClusterBase implements RedisCluster {
 
   waitForFailover(): Promise<void> {
     return Promise.reject(this.#refuse('waitForFailover()'));
+  }
+
+  failover(): Promise<void> {
+    return Promise.reject(this.#refuse('failover()'));
+  }
+
+  addNode(): Promise<RedisClusterNode> {
+    return Promise.reject(this.#refuse('addNode()'));
   }
 
   async stop(): Promise<void> {
@@ -409,7 +565,14 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
     if (nodes.length === 0) throw new Error('TEST_REDIS_CLUSTER_NODES is set but lists no host:port');
     return new ExternalRedisCluster(nodes);
   }
+  return startOwnedRedisCluster(options);
+}
 
+/**
+ * A cluster of this process's own, whatever TEST_REDIS_CLUSTER_NODES says: for the bench, which resets the stats of
+ * the nodes it measures and must never do that to a cluster someone else is using.
+ */
+export async function startOwnedRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
   const masterCount = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 1;
   if (!Number.isInteger(masterCount) || masterCount < 3) {
