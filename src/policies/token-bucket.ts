@@ -197,7 +197,7 @@ export const tokenBucketLua = `
   at_rest = function(tat) return 0 - math.floor((0 - tat) / 1000) end,
   load = read_integer,
   save = function(key, tat, ttl, prev)
-    if ttl then set_state(key, string.format('%d', tat), ttl) else redis.call('INCRBY', key, tat - prev) end
+    if ttl then set_state(key, string.format('%d', tat), ttl) else redis.call('INCRBY', key, string.format('%d', tat - prev)) end
   end,
   decide = function(tat, now_ms, cost, p)
     local capacity, interval = p[1], p[2]

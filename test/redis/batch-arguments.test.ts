@@ -77,4 +77,19 @@ describeWithRedis('batched requests on Redis', () => {
     assert.equal((await limiter.consume('a')).allowed, true);
     assert.equal((await limiter.consume('a')).allowed, false);
   });
+  it('decides each of more limiters than the engine keeps parsed specs of by its own policy', async () => {
+    // The engine keeps 256 limiters' specs parsed and then starts again: every limiter, before and after, must be
+    // decided by its own capacity, never by a spec kept for another.
+    const limiters = Array.from({ length: 300 }, (_, i) =>
+      createLimiter({ policy: tokenBucket({ capacity: i + 1, refillPerSecond: 1 }), store: redis }),
+    );
+    for (const round of [1, 2]) {
+      const remaining = [];
+      for (const limiter of limiters) remaining.push((await limiter.consume(`spec-${round}`)).remaining);
+      assert.deepEqual(
+        remaining,
+        limiters.map((_, i) => i),
+      );
+    }
+  });
 });

@@ -5,14 +5,15 @@ import { listening, TRACES, type TraceContext, traced } from '../../core/trace.j
 import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import type { StoreResponse } from '../store.js';
+import type { BatchOutcome, Pending } from './batch-outcome.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
-import { type CallDecision, decodeReply, encodeCall } from './engine/call-format.js';
-import { type EngineCall, runScript } from './engine/script-call.js';
+import { decodeReply, type EngineCall, encodeCall, nodeCall } from './engine/call-format.js';
+import { misrouted, nodeCalls, runNodeCall, runScript, SLOT_BY_SLOT } from './engine/script-call.js';
 import type { StoreEngine } from './engine/store-engine.js';
 import type { RedisStoreMetrics } from './metrics.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
-import { Deadlines } from './time-budget.js';
+import { budget, Deadlines, withTimeout } from './time-budget.js';
 
 /**
  * Most decisions in one script call. It bounds how long one call holds the server, and full batches sent at once
@@ -21,34 +22,12 @@ import { Deadlines } from './time-budget.js';
  */
 const MAX_BATCH = 32;
 
-/** One decision waiting for its script call. */
-export interface Pending extends CallDecision {
-  /** The store call's trace, when someone listens: told the size of the batch it went in. */
-  readonly trace: TraceContext | undefined;
-  /** The node that owned `firstKey` when the decision was asked for ('' when not known). */
-  readonly shard: string;
-  readonly resolve: (response: StoreResponse) => void;
-}
-
-/** Decisions of one script call that Redis did not make, and why. */
-export interface FailedCall {
-  readonly shard: string;
-  /** A key of the call's slot, on the node that failed it: what a probe of that node writes beside. */
-  readonly probeKey: string;
-  readonly decisions: readonly Pending[];
-  /** The call's error, or the last of its decisions' errors. */
-  readonly error: unknown;
-}
-
-/** Where each call's outcome goes: every decision it carried is handed to exactly one of these. */
-export interface BatchOutcome {
-  /** Redis made this decision. */
-  decided(pending: Pending, response: StoreResponse): void;
-  /** Every decision of a call to `shard` was made: one success for its node. */
-  succeeded(shard: string): void;
-  /** Some or all decisions of a call were not made: one failure for its node, whatever their number. */
-  failed(call: FailedCall): void;
-}
+/**
+ * Calls in flight to one cluster node before its next batch waits for one of them, and the fewest decisions a
+ * batch carries to go while another call to its node is in flight (see `#flush`).
+ */
+const NODE_DEPTH = 2;
+const FULL_ENOUGH = 8;
 
 /** Requests of one limiter and action waiting for the same script call. */
 interface Batch {
@@ -59,6 +38,10 @@ interface Batch {
   readonly decisions: Pending[];
   /** Traced only: the async context of the batch's first decision, which its call is traced in. */
   readonly context: AsyncResource | undefined;
+  /** A call to the node `shard` whose decisions may span its slots, rather than a call of one slot. */
+  readonly node: boolean;
+  /** What is left of the decisions' budget, for a call sent again slot by slot; else a budget of its own. */
+  readonly within?: () => number;
 }
 
 type BatchSettings = Pick<
@@ -76,6 +59,8 @@ export class Batcher {
   #flushScheduled = false;
   /** Script calls sent and not yet answered. */
   #calls = 0;
+  /** Calls to each cluster node (by shard) sent and not yet answered. */
+  readonly #nodesBusy = new Map<string, number>();
   readonly #deadlines: Deadlines;
   readonly #engine: StoreEngine;
 
@@ -97,18 +82,20 @@ export class Batcher {
   /**
    * Decisions of one limiter asked for in the same turn of the event loop share one script call; a batch is sent
    * at the end of the turn, or as soon as it is full. A batch shares the action, the clock reading and, in a
-   * cluster, the slot (one script's keys must share it). With no call in flight there is nothing to wait for: the
-   * batch goes as soon as the code that asked has run (a microtask), not at the end of the turn, a wait a lone
-   * decision paid for nothing (docs/benchmarks.md has the figure); decisions asked for together still
-   * share it, and while a call is in flight the next batch gathers until the turn ends, as before.
+   * cluster, the node that serves its keys (a call to a node may touch keys of several of its slots), or the slot
+   * where the node is not known or a call cannot span slots. With no call in flight there is nothing to wait for:
+   * the batch goes as soon as the code that asked has run (a microtask), not at the end of the turn, a wait a lone
+   * decision paid for nothing (docs/benchmarks.md has the figure); decisions asked for together still share it,
+   * and while a call is in flight the next batch gathers until the turn ends, as before.
    */
   enqueue(pending: Pending): void {
     const { request } = pending;
     const nowMs = this.#settings.clock?.();
-    const slot = this.#settings.cluster ? clusterSlot(pending.firstKey) : undefined;
+    const node = this.#settings.cluster && pending.shard !== '' && this.#nodeCalls();
+    const route = this.#settings.cluster ? (node ? pending.shard : clusterSlot(pending.firstKey)) : undefined;
     const variant =
-      request.action !== 'consume' || nowMs !== undefined || slot !== undefined
-        ? `${request.action}:${nowMs ?? ''}:${slot ?? ''}`
+      request.action !== 'consume' || nowMs !== undefined || route !== undefined
+        ? `${request.action}:${nowMs ?? ''}:${route ?? ''}`
         : '';
     let batches = this.#pending.get(request.policies);
     if (batches === undefined) {
@@ -120,7 +107,7 @@ export class Batcher {
       const { policies, action } = request;
       // Traced, a batch is sent in the async context of its first decision, whatever flush sends it.
       const context = pending.trace === undefined ? undefined : new AsyncResource('tollgate:batch');
-      batch = { policies, action, nowMs, shard: pending.shard, decisions: [], context };
+      batch = { policies, action, nowMs, shard: pending.shard, decisions: [], context, node };
       batches.set(variant, batch);
     }
     batch.decisions.push(pending);
@@ -136,47 +123,129 @@ export class Batcher {
     }
   }
 
+  /** Whether calls may carry decisions of several slots of one node: a ready cluster client that runs functions. */
+  #nodeCalls(): boolean {
+    const client = this.#connection.readyNow();
+    return client !== undefined && nodeCalls(client);
+  }
+
+  /**
+   * Sends every batch gathered, but a node's while a call to that node is in flight: its batch goes when that call
+   * is answered, carrying what gathered meanwhile, within a budget that started now. The decisions would have waited
+   * in the node's queue anyway, and a fuller call costs the node less per decision (docs/cluster.md has the figures).
+   */
   #flush(): void {
     const pending = this.#pending;
     this.#pending = new Map();
     this.#flushScheduled = false;
-    for (const batches of pending.values()) {
-      for (const batch of batches.values()) {
-        if (batch.context === undefined) void this.#send(batch);
+    for (const [policies, batches] of pending) {
+      for (const [variant, batch] of batches) {
+        if (batch.node && this.#waits(batch)) this.#hold(policies, variant, batch);
+        else if (batch.context === undefined) void this.#send(batch);
         else batch.context.runInAsyncScope(() => void this.#send(batch));
       }
     }
   }
 
-  /** Hands each decision of the batch to exactly one outcome, once: what an outcome does is outside the call. */
+  /** Whether a node's batch waits for a call in flight to that node: a second call only when it carries enough. */
+  #waits({ shard, decisions }: Batch): boolean {
+    const calls = this.#nodesBusy.get(shard) ?? 0;
+    return calls >= NODE_DEPTH || (calls > 0 && decisions.length < FULL_ENOUGH);
+  }
+
+  #hold(policies: readonly AnyPolicy[], variant: string, batch: Batch): void {
+    let batches = this.#pending.get(policies);
+    if (batches === undefined) {
+      batches = new Map();
+      this.#pending.set(policies, batches);
+    }
+    batches.set(
+      variant,
+      batch.within === undefined ? { ...batch, within: budget(this.#settings.commandTimeoutMs) } : batch,
+    );
+  }
+
+  /** A node call began, or ended: once none is in flight, what gathered for the node is sent. */
+  #nodeCall(shard: string, change: 1 | -1): void {
+    const calls = (this.#nodesBusy.get(shard) ?? 0) + change;
+    if (calls > 0) this.#nodesBusy.set(shard, calls);
+    else this.#nodesBusy.delete(shard);
+    if (change < 0 && calls < NODE_DEPTH && this.#pending.size > 0 && !this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  /**
+   * Hands each decision of the batch to exactly one outcome, once: what an outcome does is outside the call. A
+   * decision of a node call that the node no longer serves (its slot moved or is moving) is sent again in a call
+   * of its slot, within what is left of its budget, where the client follows the cluster's redirections.
+   */
   async #send(batch: Batch): Promise<void> {
     const { decisions, shard } = batch;
     const probeKey = (decisions[0] as Pending).firstKey;
+    const within = batch.within ?? (batch.node ? budget(this.#settings.commandTimeoutMs) : undefined);
     let responses: (StoreResponse | Error)[];
     // A traced store call is told the size of the batch it went in (every decision of a batch is traced, or none).
     if ((decisions[0] as Pending).trace !== undefined)
       for (const { trace } of decisions) (trace as TraceContext).batch = decisions.length;
     this.#calls++;
+    if (batch.node) this.#nodeCall(shard, 1);
     try {
       responses = await this.#traced(batch, probeKey);
     } catch (error) {
-      this.#outcome.failed({ shard, probeKey, decisions, error });
+      if (error === SLOT_BY_SLOT) this.#slotBySlot(batch, decisions, within);
+      else this.#outcome.failed({ shard, probeKey, decisions, error });
       return;
     } finally {
       this.#calls--;
+      if (batch.node) this.#nodeCall(shard, -1);
     }
     const failed: Pending[] = [];
+    const moved: Pending[] = [];
     let error: Error | undefined;
     for (let i = 0; i < decisions.length; i++) {
       const response = responses[i] as StoreResponse | Error;
-      if (response instanceof Error) {
+      const pending = decisions[i] as Pending;
+      if (!(response instanceof Error)) this.#outcome.decided(pending, response);
+      else if (batch.node && this.#misrouted(response)) moved.push(pending);
+      else {
         error = response;
-        failed.push(decisions[i] as Pending);
-      } else this.#outcome.decided(decisions[i] as Pending, response);
+        failed.push(pending);
+      }
     }
-    // One call, one count: a call is healthy only if every decision in it was made.
+    // One call, one count: a call is healthy only if every decision in it was made (or belonged elsewhere).
     if (error === undefined) this.#outcome.succeeded(shard);
     else this.#outcome.failed({ shard, probeKey, decisions: failed, error });
+    if (moved.length > 0) this.#slotBySlot(batch, moved, within);
+  }
+
+  /** Whether a decision's error says that its key is not the node's: see `misrouted`. */
+  #misrouted(error: Error): boolean {
+    const client = this.#connection.readyNow();
+    return client !== undefined && misrouted(client, error);
+  }
+
+  /** Sends `decisions` of a node call again, in calls of one slot each, within what is left of their budget. */
+  #slotBySlot(batch: Batch, decisions: readonly Pending[], within: (() => number) | undefined): void {
+    this.#metrics.resentBySlot += decisions.length;
+    const bySlot = new Map<number, Pending[]>();
+    for (const pending of decisions) {
+      const slot = clusterSlot(pending.firstKey);
+      const group = bySlot.get(slot);
+      if (group === undefined) bySlot.set(slot, [pending]);
+      else group.push(pending);
+    }
+    for (const group of bySlot.values()) {
+      const shard = (group[0] as Pending).shard;
+      void this.#send({
+        ...batch,
+        shard,
+        decisions: group,
+        node: false,
+        ...(within === undefined ? {} : { within }),
+      });
+    }
   }
 
   /** The batch's call as one traced step, when someone listens; each of its decisions told its batch's size. */
@@ -184,8 +253,9 @@ export class Batcher {
     if (!listening(TRACES.engine)) return this.#call(batch);
     const { decisions, shard, action, policies } = batch;
     // Named after the engine the call runs, which a limiter's first call may extend.
-    this.#engine.constantArguments(policies, action);
-    const slot = this.#settings.cluster ? clusterSlot(probeKey) : undefined;
+    this.#engine.spec(policies, action);
+    // A node call spans slots: it is known by its node alone.
+    const slot = this.#settings.cluster && !batch.node ? clusterSlot(probeKey) : undefined;
     const context = {
       engine: this.#engine.current.functionName,
       node: shard,
@@ -205,16 +275,29 @@ export class Batcher {
   }
 
   /** The batch's engine call: each decision's answer, or its error; rejects when the call as a whole failed. */
-  async #call({ decisions, policies, action, nowMs }: Batch): Promise<(StoreResponse | Error)[]> {
+  async #call(batch: Batch): Promise<(StoreResponse | Error)[]> {
+    const { decisions, policies, action, nowMs } = batch;
     this.#metrics.batches++;
     this.#metrics.batchedDecisions += decisions.length;
-    const constant = this.#engine.constantArguments(policies, action);
-    const call = encodeCall(decisions, policies, constant, nowMs, this.#settings.keyPrefix);
+    const spec = this.#engine.spec(policies, action);
+    const call = encodeCall(decisions, policies, spec, nowMs, this.#settings.keyPrefix);
     const client = this.#connection.readyNow();
-    const reply = await (client === undefined
-      ? this.#connectingCall(call)
-      : this.#deadlines.bound(runScript(client, this.#engine.current, call, this.#metrics)));
-    return decodeReply(reply, decisions.length, policies.length, action);
+    let reply: Promise<unknown>;
+    // A node call's client went away since it was batched: its decisions go slot by slot, once it is back.
+    if (client === undefined) reply = batch.node ? Promise.reject(SLOT_BY_SLOT) : this.#connectingCall(call);
+    else if (batch.node) {
+      const key = (decisions[0] as Pending).firstKey;
+      reply = runNodeCall(client, this.#engine.current, key, nodeCall(call), this.#metrics);
+    } else reply = runScript(client, this.#engine.current, call, this.#metrics);
+    const within = batch.within;
+    return decodeReply(
+      await (within === undefined
+        ? this.#deadlines.bound(reply)
+        : withTimeout(reply, within(), this.#metrics)),
+      decisions.length,
+      policies.length,
+      action,
+    );
   }
 
   /**

@@ -11,6 +11,12 @@ export interface ScriptClient {
   /** Calls a Redis 7 function; absent when the client library has no FCALL (the script is used instead). */
   readonly fcall?: (name: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
   /**
+   * Cluster only: calls a function, declaring no keys, on the master that serves `key` as the client knows it now,
+   * so that one call may carry keys of several of that node's slots (call-format.ts). No redirection is followed:
+   * a key the node does not serve fails alone. Rejects when the client holds no connection to that node.
+   */
+  readonly fcallOn?: (key: string, name: string, args: readonly string[]) => Promise<unknown>;
+  /**
    * Loads a function library on the server, or on every master of a cluster; one already there counts as loaded
    * (its name is its content's hash). Rejects only when no node took it: a master that is down must not fail the
    * decisions of the others, and its own calls find the library missing again once it is back.
@@ -33,6 +39,7 @@ export interface ScriptClient {
 type Keys = string | string[];
 
 interface IoRedisNode {
+  readonly options?: { readonly host?: string | undefined; readonly port?: number | undefined };
   scanStream(options: { match: string; count: number }): AsyncIterable<string[]>;
   call(command: string, ...args: string[]): Promise<unknown>;
 }
@@ -60,6 +67,7 @@ export interface IoRedisLike {
 interface NodeRedisNode {
   scanIterator(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
   functionLoad(code: string, options: { REPLACE: boolean }): Promise<unknown>;
+  fCall(name: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
 /** The parts of a node-redis client (v4 to v6) or cluster used here. */
@@ -77,7 +85,7 @@ export interface NodeRedisLike {
   destroy?(): unknown;
   scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<Keys>;
   /** Cluster only. */
-  readonly slots?: readonly ({ readonly master: { readonly address: string } } | undefined)[];
+  readonly slots?: readonly ({ readonly master: { readonly address: string } & object } | undefined)[];
   readonly masters?: readonly object[];
   nodeClient?(node: object): Promise<NodeRedisNode>;
 }
@@ -105,6 +113,16 @@ function ioredis(client: IoRedisLike): ScriptClient {
     ...(fcall === undefined
       ? {}
       : { fcall: (name, keys, args) => fcall.call(client, name, keys.length, ...keys, ...args) }),
+    ...(fcall === undefined || !isCluster
+      ? {}
+      : {
+          fcallOn: (key, name, args) => {
+            const address = client.slots?.[clusterSlot(key)]?.[0];
+            const node = nodes().find(({ options }) => `${options?.host}:${options?.port}` === address);
+            if (node === undefined) return Promise.reject(unknownNode(key));
+            return node.call('FCALL', name, '0', ...args);
+          },
+        }),
     loadLibrary: (code) => loadOnEvery(nodes().map((node) => () => node.call('FUNCTION', 'LOAD', code))),
     del: (key) => client.del(key),
     shardOf: (key) => (isCluster ? (client.slots?.[clusterSlot(key)]?.[0] ?? '') : ''),
@@ -145,6 +163,15 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     ...(fCall === undefined || functionLoad === undefined
       ? {}
       : { fcall: (name, keys, args) => fCall.call(client, name, options(keys, args)) }),
+    ...(fCall === undefined || functionLoad === undefined || !isCluster
+      ? {}
+      : {
+          fcallOn: async (key, name, args) => {
+            const master = client.slots?.[clusterSlot(key)]?.master;
+            if (master === undefined || client.nodeClient === undefined) throw unknownNode(key);
+            return (await client.nodeClient(master)).fCall(name, options([], args));
+          },
+        }),
     loadLibrary: (code) =>
       loadOnEvery(nodes().map((node) => async () => (await node).functionLoad(code, { REPLACE: false }))),
     del: (key) => client.del(key),
@@ -166,21 +193,28 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
   };
 }
 
-/** Runs every node's load; resolves when one took it (or had it already), else rejects with the first error. */
+/** A node call whose node the client does not know (yet): its decisions go slot by slot instead. */
+function unknownNode(key: string) {
+  return storeError(`no connection to the node that serves the slot of ${key}`);
+}
+
+/** Runs every node's load; resolves once one took it (or had it already), else rejects with the first error. */
 async function loadOnEvery(loads: (() => Promise<unknown>)[]): Promise<void> {
-  const outcomes = await Promise.allSettled(
-    loads.map((load) =>
-      load().catch((error: unknown) => {
-        if (/already exists/i.test(String((error as Error)?.message))) return;
-        throw error;
-      }),
-    ),
-  );
-  if (outcomes.some((outcome) => outcome.status === 'fulfilled')) return;
-  throw (
-    (outcomes[0] as PromiseRejectedResult | undefined)?.reason ??
-    storeError('no Redis node to load the library on')
-  );
+  // Not every load is waited for: a master that is down may never answer (node-redis reconnects to it for ever, a
+  // hung one never replies), and the others' decisions would wait on it. A call made once this resolves reaches its
+  // master on the connection its load was written to first.
+  try {
+    await Promise.any(
+      loads.map((load) =>
+        load().catch((error: unknown) => {
+          if (/already exists/i.test(String((error as Error)?.message))) return;
+          throw error;
+        }),
+      ),
+    );
+  } catch (error) {
+    throw (error as AggregateError).errors[0] ?? storeError('no Redis node to load the library on');
+  }
 }
 
 /** True when `promise` resolves within `timeoutMs`; false when it rejects or takes longer. Never rejects. */

@@ -3,7 +3,7 @@ import { configError, TollgateError } from '../../core/errors.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import { MemoryStore } from '../memory/memory-store.js';
 import { type DegradedMode, degradedResponse, type StoreRequest, type StoreResponse } from '../store.js';
-import type { FailedCall } from './batch.js';
+import type { FailedCall } from './batch-outcome.js';
 import { type HeldBack, LogThrottle } from './log-throttle.js';
 import { errorKind, type RedisStoreMetrics } from './metrics.js';
 import type { NodeBreakers } from './node-breakers.js';

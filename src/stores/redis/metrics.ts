@@ -22,6 +22,8 @@ export interface RedisStoreMetrics {
   /** Script calls of decisions sent to Redis, and the decisions they carried. */
   batches: number;
   batchedDecisions: number;
+  /** Decisions of calls to a cluster node sent again in a call of their slot: the node no longer served it. */
+  resentBySlot: number;
 }
 
 export function zeroMetrics(): RedisStoreMetrics {
@@ -38,6 +40,7 @@ export function zeroMetrics(): RedisStoreMetrics {
     localDenials: 0,
     batches: 0,
     batchedDecisions: 0,
+    resentBySlot: 0,
   };
 }
 

@@ -19,14 +19,22 @@ export class NodeBreakers {
   readonly #metrics: RedisStoreMetrics;
   /** Resolves once the node that owns the key can make decisions again. */
   readonly #probe: (key: string) => Promise<void>;
+  /** The node that owns a key, as the client knows it now ('' when it does not). */
+  readonly #shardOf: (key: string) => string;
   readonly #breakers = new Map<string, CircuitBreaker>();
   /** Why the last failed call to each node failed, for health(). */
   readonly #lastErrors = new Map<string, string>();
 
-  constructor(settings: BreakerSettings, metrics: RedisStoreMetrics, probe: (key: string) => Promise<void>) {
+  constructor(
+    settings: BreakerSettings,
+    metrics: RedisStoreMetrics,
+    probe: (key: string) => Promise<void>,
+    shardOf: (key: string) => string,
+  ) {
     this.#settings = settings;
     this.#metrics = metrics;
     this.#probe = probe;
+    this.#shardOf = shardOf;
   }
 
   /** True while some node is not being waited on. */
@@ -75,9 +83,7 @@ export class NodeBreakers {
       breaker = new CircuitBreaker({
         threshold: this.#settings.breakerThreshold,
         probeIntervalMs: this.#settings.reconnectCooldownMs,
-        // The writes a decision needs, on the failing node (a key in the failing decision's slot): a Redis that
-        // answers reads but refuses writes keeps the breaker open.
-        probe: () => this.#probe(keyBeside(probeKey, this.#settings.keyPrefix)),
+        probe: () => this.#probeNode(shard, probeKey),
         onOpen: () => {
           this.#metrics.breakerTrips++;
           logger.warn(
@@ -91,6 +97,17 @@ export class NodeBreakers {
       this.#breakers.set(shard, breaker);
     }
     return breaker;
+  }
+
+  /**
+   * The writes a decision needs, on the failing node (a key in the failing decision's slot): a Redis that answers
+   * reads but refuses writes keeps the breaker open. The breaker of a cluster whose slot map was not known stood
+   * for reaching the cluster at all: once the key's master is known, that master's own breaker judges it, so a
+   * master that is down cannot keep the whole cluster reported as failing.
+   */
+  async #probeNode(shard: string, probeKey: string): Promise<void> {
+    if (shard === '' && this.#shardOf(probeKey) !== '') return;
+    await this.#probe(keyBeside(probeKey, this.#settings.keyPrefix));
   }
 }
 

@@ -4,7 +4,8 @@ import { listening, TRACES, type TraceContext, traced } from '../../core/trace.j
 import type { AnyPolicy, PolicyResult } from '../../policies/policy.js';
 import { checkRetentionCap } from '../memory/retention.js';
 import type { RetentionCap, Store, StoreRequest, StoreResponse, StoreStats } from '../store.js';
-import { Batcher, type Pending } from './batch.js';
+import { Batcher } from './batch.js';
+import type { Pending } from './batch-outcome.js';
 import { clusterSlot } from './cluster-slot.js';
 import { Connection } from './connection.js';
 import { DegradedPath } from './degraded-path.js';
@@ -59,12 +60,16 @@ export class RedisStore implements Store {
       settings.localDenyCache === 0 ? undefined : new DenyCache(settings.localDenyCache, settings.clock);
     this.#connection = new Connection(options, settings, this.metrics);
     this.#engine = new StoreEngine(settings.ttlMs);
-    this.#breakers = new NodeBreakers(settings, this.metrics, (key) => this.#probe(key));
+    const shardOf = (key: string) => this.#connection.shardOf(key);
+    this.#breakers = new NodeBreakers(settings, this.metrics, (key) => this.#probe(key), shardOf);
     this.#degraded = new DegradedPath(settings, this.metrics, this.#breakers);
     this.#batcher = new Batcher(settings, this.#connection, this.#engine, this.metrics, {
       decided: (pending, response) => this.#decided(pending, response),
       succeeded: (shard) => this.#breakers.succeeded(shard),
-      failed: (call) => this.#degraded.failed(call),
+      // A call asked for before the slot map was known, that failed once it was (on a master that is down), is
+      // that master's failure: counted on the one breaker for the whole cluster, it would fail everyone's.
+      failed: (call) =>
+        this.#degraded.failed(call.shard === '' ? { ...call, shard: shardOf(call.probeKey) } : call),
     });
   }
 

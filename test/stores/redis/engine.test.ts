@@ -24,7 +24,7 @@ describe('the engine a store runs', () => {
     const extended = withTwins(BUILT_IN_ENGINE, [leaky]);
     assert.notEqual(extended.functionName, BUILT_IN_ENGINE.functionName);
     assert.match(extended.functionName, /^tollgate_[0-9a-f]{16}$/);
-    assert.ok(extended.library.includes(`redis.register_function('${extended.functionName}', run)`));
+    assert.ok(extended.library.includes(`function_name = '${extended.functionName}', callback = run`));
     assert.equal(withTwins(extended, [leaky]), extended, 'a kind it carries adds nothing');
   });
 

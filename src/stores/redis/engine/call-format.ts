@@ -8,15 +8,18 @@ import { scriptError } from '../metrics.js';
 /*
  * One call is a batch: requests of one limiter (same policies, same action), each on its own keys. The engine
  * (main-lua.ts) reads it.
- * KEYS: every request's keys (one per policy), request after request.
- * ARGV: now in ms ('' = the server's TIME; tests inject one), min/max TTL (0: none) and TTL padding (ms), the action
- *       ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, then per policy its kind, the
- *       number of its parameters and those; then per request its cost, its lease ('' for none) and its timing: for
- *       a consume how far ahead it may be booked (ms; after a 'w' for a waiting caller's, whose denial starts no
- *       lockout), for a refund when its units were spent (epoch ms; '' for now), then, comma-separated, each
- *       policy's resetMs in the spending decision when known. When every request has the same three (the common
- *       batch: default cost, no lease, no wait), they are sent once. With no policies the call is a probe of the
- *       node that owns KEYS[1] (it writes and deletes that key).
+ * KEYS: every request's keys (one per policy), request after request. A call to one node of a cluster, whose
+ *       requests span slots, declares none (see `nodeCall`).
+ * ARGV: now in ms ('' = the server's TIME; tests inject one), then the limiter's spec, one string the engine parses
+ *       once and keeps (a limiter sends the same one on every call): the least and greatest TTL (0: none) and the
+ *       TTL padding (ms), the action ('c' consume, 'p' peek, 'r' refund, 'b' block), the number of policies, then
+ *       per policy its kind, the number of its parameters and those, separated by spaces; then per request its
+ *       cost, its lease ('' for none) and its timing: for a consume how far ahead it may be booked (ms; after a 'w'
+ *       for a waiting caller's, whose denial starts no lockout), for a refund when its units were spent (epoch ms;
+ *       '' for now), then, comma-separated, each policy's resetMs in the spending decision when known. When every
+ *       request has the same three they are sent once, and not at all when they are the common ones (cost 1, no
+ *       lease, no wait): each argument costs the server time to read. With
+ *       no policies the call is a probe of the node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
  *        for a consume or a peek of one policy (narrow), per request: allowed, remaining, resetMs, and retryAfterMs
  *        when denied or the delay when admitted: each number of a reply costs the server time to write. A request
@@ -42,23 +45,42 @@ export function firstKeyOf(keyPrefix: string, { scope, id, policies }: StoreRequ
   return keyPrefix + bucketKey(scope, id, memberOf(policies, 0));
 }
 
-/** ARGV from the TTL bounds to the last policy: the same for every batch of one limiter and action on one store. */
-export function constantArguments(
+/** The limiter's spec (ARGV[2]): the same for every call of one limiter and action on one store. */
+export function callSpec(
   policies: readonly AnyPolicy[],
   ttlMs: readonly number[],
   action: StoreAction,
-): string[] {
+): string {
   return [
-    ...ttlMs.map(String),
+    ...ttlMs,
     ACTION_CODES[action],
-    String(policies.length),
-    ...policies.flatMap((p) => [p.kind, String(p.args.length), ...p.args.map(String)]),
-  ];
+    policies.length,
+    ...policies.flatMap((p) => [p.kind, p.args.length, ...p.args]),
+  ].join(' ');
 }
 
 /** The call of a probe of the node that owns `key`: no policies (see above). */
-export function probeCall(key: string, ttlMs: readonly number[]): { keys: string[]; args: string[] } {
-  return { keys: [key], args: ['', ...constantArguments([], ttlMs, 'consume')] };
+export function probeCall(key: string, ttlMs: readonly number[]): EngineCall {
+  return { keys: [key], args: ['', callSpec([], ttlMs, 'consume')] };
+}
+
+/**
+ * `call` sent to one node of a cluster, carrying requests of several of its slots: a call's declared keys must
+ * share a slot, so it declares none, and its keys lead its arguments after the clock and the spec, counted. The
+ * engine's function may touch keys of several slots (its `allow-cross-slot-keys` flag) as long as they are the
+ * node's own; a key that is not (its slot moved, or moving) fails its request alone, never read as new.
+ */
+export function nodeCall({ keys, args }: EngineCall): EngineCall {
+  return {
+    keys: [],
+    args: [args[0] as string, args[1] as string, String(keys.length), ...keys, ...args.slice(2)],
+  };
+}
+
+/** The keys and arguments of one engine call. */
+export interface EngineCall {
+  readonly keys: string[];
+  readonly args: string[];
 }
 
 /**
@@ -71,16 +93,16 @@ function timingArgument({ action, maxDelayMs, waiting, spentAtMs, spentResetMs =
   return spentAtMs === undefined ? '' : [spentAtMs, ...spentResetMs].join(',');
 }
 
-/** The keys and arguments of one call carrying `decisions`, after the limiter's `constant` arguments. */
+/** The keys and arguments of one call carrying `decisions`, for the limiter of `spec`. */
 export function encodeCall(
   decisions: readonly CallDecision[],
   policies: readonly AnyPolicy[],
-  constant: readonly string[],
+  spec: string,
   nowMs: number | undefined,
   keyPrefix: string,
-): { keys: string[]; args: string[] } {
+): EngineCall {
   const keys: string[] = [];
-  const args = [nowMs === undefined ? '' : String(nowMs), ...constant];
+  const args = [nowMs === undefined ? '' : String(nowMs), spec];
   const figures = decisions.map(({ request }) => [
     String(request.cost),
     request.lease ?? '',
@@ -95,9 +117,13 @@ export function encodeCall(
     for (let i = 1; i < policies.length; i++)
       keys.push(keyPrefix + bucketKey(request.scope, request.id, memberOf(policies, i)));
   }
-  args.push(...(shared ? (figures[0] as string[]) : figures.flat()));
+  if (!shared) args.push(...figures.flat());
+  else if (!isCommon(figures[0] as string[])) args.push(...(figures[0] as string[]));
   return { keys, args };
 }
+
+/** The figures of a plain consume or peek: a cost of 1, no lease, no wait. */
+const isCommon = ([cost, lease, timing]: readonly string[]) => cost === '1' && lease === '' && timing === '0';
 
 /** Each request's answer from the engine's reply, or its error; a store error for anything else. */
 export function decodeReply(

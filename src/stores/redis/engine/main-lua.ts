@@ -141,9 +141,10 @@ local function change(at, base, cost, lease, spent)
   answer(at, 1, 0, evaluated)
 end
 
--- Each request's cost, lease and timing: one triple shared by every request of the call (read once), or one each;
+-- Each request's cost, lease and timing: one triple shared by every request of the call (read once; none sent for
+-- the common cost 1, no lease, no wait), or one each;
 -- and the lone policy's twin and arguments, for the short path.
-local figures, shared, cost1, lease1, timing1, max_delay1, waiting1, lone, load1, decide1, p1
+local shared, cost1, lease1, timing1, max_delay1, waiting1, lone, load1, decide1, p1
 local function read_figures(arg)
   local timing = ARGV[arg + 2]
   local max_delay = tonumber(timing)
@@ -158,7 +159,7 @@ end
 local function decide(d)
   local base, at = (d - 1) * per, 1 + (d - 1) * width
   local cost, lease, timing, max_delay, waiting = cost1, lease1, timing1, max_delay1, waiting1
-  if not shared then cost, lease, timing, max_delay, waiting = read_figures(figures + 1 + 3 * (d - 1)) end
+  if not shared then cost, lease, timing, max_delay, waiting = read_figures(3 + 3 * (d - 1)) end
   if action == 'r' or action == 'b' then
     local spent = {}
     for figure in string.gmatch(timing, '[^,]+') do spent[#spent + 1] = tonumber(figure) end
@@ -187,16 +188,49 @@ local function decide_from(first, last)
   end
 end
 
+-- Limiters' specs, parsed, by their text (ARGV[2]): a limiter sends the same one on every call, so a function
+-- library parses it once rather than on every call, where parsing it was about a quarter of a lone decision's
+-- server time. A fleet's limiters are few; should their specs grow past a bound, the table starts again.
+local parsed, parsed_count = {}, 0
+local function parse(text)
+  local w, c = {}, { specs = {} }
+  for word in string.gmatch(text, '%S+') do w[#w + 1] = word end
+  c.min_ttl, c.max_ttl, c.ttl_padding, c.action, c.per = tonumber(w[1]), tonumber(w[2]), tonumber(w[3]), w[4], tonumber(w[5])
+  c.quantum = math.max(1000, math.floor(c.ttl_padding / 8))
+  -- Each policy: its kind, the number of its parameters, then those.
+  local at = 6
+  for k = 1, c.per do
+    local kind, count, p = w[at], tonumber(w[at + 1]), {}
+    for i = 1, count do p[i] = tonumber(w[at + 1 + i]) end
+    c.specs[k] = { policy = policies[kind] or define(kind), p = p }
+    at = at + 2 + count
+  end
+  c.narrow = c.per == 1 and (c.action == 'c' or c.action == 'p')
+  c.width = 2 + 4 * c.per
+  if c.narrow then c.width = 4 end
+  if parsed_count == 256 then parsed, parsed_count = {}, 0 end
+  parsed[text], parsed_count = c, parsed_count + 1
+  return c
+end
+
+-- A call to one node of a cluster declares no keys: its keys, of several slots, lead its arguments after the
+-- clock and the spec, counted (call-format.ts).
+local function node_call(args)
+  local n = tonumber(args[3])
+  return { unpack(args, 4, 3 + n) }, { args[1], args[2], unpack(args, 4 + n) }
+end
+
 -- One call, on its keys and arguments (see call-format.ts).
 local function run(keys, args)
-  KEYS, ARGV, action = keys, args, args[5]
-  dry = action == 'p'
+  if #keys == 0 then keys, args = node_call(args) end
+  KEYS, ARGV = keys, args
+  local c = parsed[ARGV[2]] or parse(ARGV[2])
+  action, dry, per = c.action, c.action == 'p', c.per
   now = tonumber(ARGV[1])
   if not now then
     local t = redis.call('TIME')
     now = t[1] * 1000 + math.floor(t[2] / 1000)
   end
-  per = tonumber(ARGV[6])
   -- A probe (no policies): the clock and the writes a decision needs, on the node that owns KEYS[1], leaving
   -- nothing behind. It fails exactly when decisions would: out of memory, a read-only replica, a failed snapshot.
   if per == 0 then
@@ -204,22 +238,14 @@ local function run(keys, args)
     redis.call('DEL', KEYS[1])
     return { now }
   end
-  min_ttl, max_ttl, ttl_padding = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  quantum = math.max(1000, math.floor(ttl_padding / 8))
-  -- Each policy: its kind, the number of its parameters, then those.
-  specs = {}
-  local at = 7
-  for k = 1, per do
-    local kind, count, p = ARGV[at], tonumber(ARGV[at + 1]), {}
-    for i = 1, count do p[i] = tonumber(ARGV[at + 1 + i]) end
-    specs[k] = { policy = policies[kind] or define(kind), p = p }
-    at = at + 2 + count
+  min_ttl, max_ttl, ttl_padding, quantum, specs = c.min_ttl, c.max_ttl, c.ttl_padding, c.quantum, c.specs
+  reply, narrow, width = { now }, c.narrow, c.width
+  shared = #ARGV <= 5
+  if #ARGV == 2 then
+    cost1, lease1, timing1, max_delay1, waiting1 = 1, '', '0', 0, false
+  else
+    cost1, lease1, timing1, max_delay1, waiting1 = read_figures(3)
   end
-  reply, narrow, width = { now }, per == 1 and (action == 'c' or action == 'p'), 2 + 4 * per
-  if narrow then width = 4 end
-  figures = at - 1
-  shared = #ARGV == figures + 3
-  cost1, lease1, timing1, max_delay1, waiting1 = read_figures(figures + 1)
   lone = specs[1]
   load1, decide1, p1 = lone.policy.load, lone.policy.decide, lone.p
   -- Each request fails alone: one client's broken key must not fail the others batched with it. One protected

@@ -1,5 +1,6 @@
 // How the store calls the engine: as a function, loaded where missing, or failing that as a script.
 import type { ScriptClient } from '../client.js';
+import type { EngineCall } from './call-format.js';
 import type { Engine } from './engine.js';
 
 /** Clients found unable to use functions (a server before Redis 7, or a user not allowed them). */
@@ -27,37 +28,84 @@ const MOST_LOADS = 3;
  * as a script instead, from then on, by its SHA, sent in full only when that server lacks it (SCRIPT FLUSH, a
  * restart); EVAL also caches it on whichever node owns the keys.
  */
-export async function runScript(
+export function runScript(
   client: ScriptClient,
   engine: Engine,
-  { keys, args }: EngineCall,
+  call: EngineCall,
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  const fcall = client.fcall;
+  const script = () => runEval(client, engine, call.keys, call.args, metrics);
+  if (fcall === undefined || scriptsOnly.has(client)) return script();
+  return runFunction(client, engine, (name) => fcall(name, call.keys, call.args), script, metrics);
+}
+
+/**
+ * Runs a node call (call-format.ts) on the master that serves `key`: as a function only, since a script cannot be
+ * sent to a node without keys. Where the engine runs as a script, or the server refuses the call's writes or its
+ * keys of several slots, it rejects with `SLOT_BY_SLOT`, for the caller to send its decisions slot by slot.
+ */
+export function runNodeCall(
+  client: ScriptClient,
+  engine: Engine,
+  key: string,
+  call: EngineCall,
+  metrics: { scriptReloads: number },
+): Promise<unknown> {
+  const fcallOn = client.fcallOn;
+  const slotBySlot = () => Promise.reject(SLOT_BY_SLOT);
+  if (fcallOn === undefined || !nodeCalls(client)) return slotBySlot();
+  return runFunction(client, engine, (name) => fcallOn(key, name, call.args), slotBySlot, metrics);
+}
+
+/** The answer of a node call that must be made slot by slot instead. */
+export const SLOT_BY_SLOT = new Error('this call must be sent slot by slot');
+
+/** Clients whose server refused a call's keys of several slots (a server that ignores the function's flag). */
+const slotsOnly = new WeakSet<ScriptClient>();
+
+/** Whether a client's calls may carry decisions of several slots of one node. */
+export function nodeCalls(client: ScriptClient): boolean {
+  return client.fcallOn !== undefined && !scriptsOnly.has(client) && !slotsOnly.has(client);
+}
+
+/**
+ * Whether a decision of a node call failed because the node does not serve its key now (its slot moved, or is
+ * moving, or the cluster is down there): it is sent again slot by slot, where the client follows redirections.
+ * A server that refused keys of several slots in one call is sent slot by slot from then on.
+ */
+export function misrouted(client: ScriptClient, error: Error): boolean {
+  const { message } = error;
+  if (/do not hash to the same slot/.test(message)) slotsOnly.add(client);
+  else if (!/non local key|cluster is down/.test(message)) return false;
+  return true;
+}
+
+/** The function call loop: a missing library is loaded and the call made again; no functions, `fallback`. */
+async function runFunction(
+  client: ScriptClient,
+  engine: Engine,
+  fcall: (name: string) => Promise<unknown>,
+  fallback: () => Promise<unknown>,
   metrics: { scriptReloads: number },
 ): Promise<unknown> {
   for (let loads = 0; ; loads++) {
-    if (client.fcall === undefined || scriptsOnly.has(client))
-      return runEval(client, engine, keys, args, metrics);
     try {
-      return await client.fcall(engine.functionName, keys, args);
+      return await fcall(engine.functionName);
     } catch (error) {
       const message = messageOf(error);
-      if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, engine, keys, args, metrics);
-      if (REFUSED_WRITES.test(message)) return runEval(client, engine, keys, args, metrics);
+      if (NO_FUNCTIONS.test(message)) return scriptsFromNowOn(client, fallback);
+      if (REFUSED_WRITES.test(message)) return fallback();
       // Only a missing function is cured by loading it.
       if (!message.startsWith('ERR Function not found') || loads === MOST_LOADS) throw error;
     }
     try {
       await load(client, engine, metrics);
     } catch (error) {
-      if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, engine, keys, args, metrics);
+      if (NO_FUNCTIONS.test(messageOf(error))) return scriptsFromNowOn(client, fallback);
       throw error;
     }
   }
-}
-
-/** The keys and arguments of one call (call-format.ts). */
-export interface EngineCall {
-  readonly keys: string[];
-  readonly args: string[];
 }
 
 /** One load of a library per client at a time, counted once. */
@@ -76,15 +124,9 @@ function load(client: ScriptClient, engine: Engine, metrics: { scriptReloads: nu
   return pending;
 }
 
-function scriptsFromNowOn(
-  client: ScriptClient,
-  engine: Engine,
-  keys: string[],
-  args: string[],
-  metrics: { scriptReloads: number },
-): Promise<unknown> {
+function scriptsFromNowOn(client: ScriptClient, fallback: () => Promise<unknown>): Promise<unknown> {
   scriptsOnly.add(client);
-  return runEval(client, engine, keys, args, metrics);
+  return fallback();
 }
 
 async function runEval(
