@@ -144,7 +144,7 @@ export const concurrencyLua = `
 {
   load = function(key)
     local flat = redis.pcall('ZRANGE', key, 0, -1, 'WITHSCORES')
-    if flat.err then return forget(key) end
+    if flat.err then return foreign(key, flat) end
     if #flat == 0 then return nil end
     local st = {}
     for i = 1, #flat, 2 do st[#st + 1] = { flat[i], tonumber(flat[i + 1]) } end

@@ -59,7 +59,8 @@ export interface Policy<S = unknown> {
   readonly args: readonly number[];
   /**
    * The Lua twin, a Lua table the Redis engine runs, with the integer prelude (`floor_div`, `ceil_div`) and the state
-   * helpers (`read_integer`, `read_fields`, `set_state`, `forget`) in scope. `p` holds `args`.
+   * helpers (`read_integer`, `read_fields`, `set_state`, `forget`, and `foreign(key, err)` for what a read with
+   * `redis.pcall` failed with: a key of another type is forgotten, any other error raised) in scope. `p` holds `args`.
    * - `load(key)`: the state, nil for none; `save(key, next, ttl, prev)`: writes it (`ttl` nil: keep the key's).
    * - `decide(state, now_ms, cost, p, lease)`: allowed (1 or 0), remaining, resetMs, retryAfterMs, the state to
    *   write (nil: none) and until it is at rest, as `evaluate` answers them.

@@ -115,7 +115,7 @@ export const slidingWindowLua = `
 {
   load = function(key)
     local log = redis.pcall('LRANGE', key, 0, -1)
-    if log.err then return forget(key) end
+    if log.err then return foreign(key, log) end
     if #log == 0 then return nil end
     for i = 1, #log do log[i] = tonumber(log[i]) end
     return log

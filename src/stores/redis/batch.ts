@@ -1,17 +1,25 @@
 // Batching: one limiter's decisions of one event-loop turn go to Redis as one engine call, scheduled here.
 import { AsyncResource } from 'node:async_hooks';
-import { timeoutError } from '../../core/errors.js';
 import { listening, TRACES, type TraceContext, traced } from '../../core/trace.js';
 import type { StoreAction } from '../../policies/evaluate.js';
 import type { AnyPolicy } from '../../policies/policy.js';
 import type { StoreResponse } from '../store.js';
 import type { BatchOutcome, Pending } from './batch-outcome.js';
+import type { ScriptClient } from './client.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { Connection } from './connection.js';
-import { decodeReply, type EngineCall, encodeCall, nodeCall } from './engine/call-format.js';
-import { misrouted, nodeCalls, runNodeCall, runScript, SLOT_BY_SLOT } from './engine/script-call.js';
+import { decodeReply, encodeCall, nodeCall } from './engine/call-format.js';
+import {
+  misrouted,
+  nodeCalls,
+  noteRefusals,
+  runNodeCall,
+  runScript,
+  SLOT_BY_SLOT,
+} from './engine/script-call.js';
 import type { StoreEngine } from './engine/store-engine.js';
 import type { RedisStoreMetrics } from './metrics.js';
+import { NodeFlow } from './node-flow.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
 import { budget, Deadlines, withTimeout } from './time-budget.js';
 
@@ -21,13 +29,6 @@ import { budget, Deadlines, withTimeout } from './time-budget.js';
  * more decisions a second than unbounded ones, and both far more than one call per decision (docs/benchmarks.md).
  */
 const MAX_BATCH = 32;
-
-/**
- * Calls in flight to one cluster node before its next batch waits for one of them, and the fewest decisions a
- * batch carries to go while another call to its node is in flight (see `#flush`).
- */
-const NODE_DEPTH = 2;
-const FULL_ENOUGH = 8;
 
 /** Requests of one limiter and action waiting for the same script call. */
 interface Batch {
@@ -40,7 +41,10 @@ interface Batch {
   readonly context: AsyncResource | undefined;
   /** A call to the node `shard` whose decisions may span its slots, rather than a call of one slot. */
   readonly node: boolean;
-  /** What is left of the decisions' budget, for a call sent again slot by slot; else a budget of its own. */
+  /**
+   * What is left of the decisions' budget, for a call sent again slot by slot or a node's batch that waited for a
+   * call in flight (it waits once); else its call has a budget of its own.
+   */
   readonly within?: () => number;
 }
 
@@ -59,8 +63,7 @@ export class Batcher {
   #flushScheduled = false;
   /** Script calls sent and not yet answered. */
   #calls = 0;
-  /** Calls to each cluster node (by shard) sent and not yet answered. */
-  readonly #nodesBusy = new Map<string, number>();
+  readonly #nodes = new NodeFlow();
   readonly #deadlines: Deadlines;
   readonly #engine: StoreEngine;
 
@@ -130,9 +133,9 @@ export class Batcher {
   }
 
   /**
-   * Sends every batch gathered, but a node's while a call to that node is in flight: its batch goes when that call
-   * is answered, carrying what gathered meanwhile, within a budget that started now. The decisions would have waited
-   * in the node's queue anyway, and a fuller call costs the node less per decision (docs/cluster.md has the figures).
+   * Sends every batch gathered, but a node's that waits for a call in flight to that node (see `NodeFlow`): it is
+   * sent by the next flush, once a call to its node ends or the next turn asks for more, whichever comes first,
+   * carrying what gathered meanwhile, within a budget that started when it began to wait; it waits only once.
    */
   #flush(): void {
     const pending = this.#pending;
@@ -140,17 +143,16 @@ export class Batcher {
     this.#flushScheduled = false;
     for (const [policies, batches] of pending) {
       for (const [variant, batch] of batches) {
-        if (batch.node && this.#waits(batch)) this.#hold(policies, variant, batch);
+        if (
+          batch.node &&
+          batch.within === undefined &&
+          this.#nodes.waits(batch.shard, batch.decisions.length)
+        )
+          this.#hold(policies, variant, batch);
         else if (batch.context === undefined) void this.#send(batch);
         else batch.context.runInAsyncScope(() => void this.#send(batch));
       }
     }
-  }
-
-  /** Whether a node's batch waits for a call in flight to that node: a second call only when it carries enough. */
-  #waits({ shard, decisions }: Batch): boolean {
-    const calls = this.#nodesBusy.get(shard) ?? 0;
-    return calls >= NODE_DEPTH || (calls > 0 && decisions.length < FULL_ENOUGH);
   }
 
   #hold(policies: readonly AnyPolicy[], variant: string, batch: Batch): void {
@@ -159,18 +161,12 @@ export class Batcher {
       batches = new Map();
       this.#pending.set(policies, batches);
     }
-    batches.set(
-      variant,
-      batch.within === undefined ? { ...batch, within: budget(this.#settings.commandTimeoutMs) } : batch,
-    );
+    batches.set(variant, { ...batch, within: budget(this.#settings.commandTimeoutMs) });
   }
 
-  /** A node call began, or ended: once none is in flight, what gathered for the node is sent. */
-  #nodeCall(shard: string, change: 1 | -1): void {
-    const calls = (this.#nodesBusy.get(shard) ?? 0) + change;
-    if (calls > 0) this.#nodesBusy.set(shard, calls);
-    else this.#nodesBusy.delete(shard);
-    if (change < 0 && calls < NODE_DEPTH && this.#pending.size > 0 && !this.#flushScheduled) {
+  /** A node call ended: what waited for it is sent. */
+  #nodeCallEnded(shard: string): void {
+    if (this.#nodes.ended(shard) && this.#pending.size > 0 && !this.#flushScheduled) {
       this.#flushScheduled = true;
       queueMicrotask(() => this.#flush());
     }
@@ -190,7 +186,7 @@ export class Batcher {
     if ((decisions[0] as Pending).trace !== undefined)
       for (const { trace } of decisions) (trace as TraceContext).batch = decisions.length;
     this.#calls++;
-    if (batch.node) this.#nodeCall(shard, 1);
+    if (batch.node) this.#nodes.began(shard);
     try {
       responses = await this.#traced(batch, probeKey);
     } catch (error) {
@@ -199,7 +195,7 @@ export class Batcher {
       return;
     } finally {
       this.#calls--;
-      if (batch.node) this.#nodeCall(shard, -1);
+      if (batch.node) this.#nodeCallEnded(shard);
     }
     const failed: Pending[] = [];
     const moved: Pending[] = [];
@@ -208,7 +204,7 @@ export class Batcher {
       const response = responses[i] as StoreResponse | Error;
       const pending = decisions[i] as Pending;
       if (!(response instanceof Error)) this.#outcome.decided(pending, response);
-      else if (batch.node && this.#misrouted(response)) moved.push(pending);
+      else if (batch.node && misrouted(response)) moved.push(pending);
       else {
         error = response;
         failed.push(pending);
@@ -218,12 +214,6 @@ export class Batcher {
     if (error === undefined) this.#outcome.succeeded(shard);
     else this.#outcome.failed({ shard, probeKey, decisions: failed, error });
     if (moved.length > 0) this.#slotBySlot(batch, moved, within);
-  }
-
-  /** Whether a decision's error says that its key is not the node's: see `misrouted`. */
-  #misrouted(error: Error): boolean {
-    const client = this.#connection.readyNow();
-    return client !== undefined && misrouted(client, error);
   }
 
   /** Sends `decisions` of a node call again, in calls of one slot each, within what is left of their budget. */
@@ -237,7 +227,8 @@ export class Batcher {
       else group.push(pending);
     }
     for (const group of bySlot.values()) {
-      const shard = (group[0] as Pending).shard;
+      // Blamed, should it fail, on the node the client names now, not the one that said the key was not its own.
+      const shard = this.#connection.shardOf((group[0] as Pending).firstKey);
       void this.#send({
         ...batch,
         shard,
@@ -282,40 +273,24 @@ export class Batcher {
     const spec = this.#engine.spec(policies, action);
     const call = encodeCall(decisions, policies, spec, nowMs, this.#settings.keyPrefix);
     const client = this.#connection.readyNow();
+    const { within } = batch;
+    const bound = (sent: Promise<unknown>) =>
+      within === undefined ? this.#deadlines.bound(sent) : withTimeout(sent, within(), this.#metrics);
     let reply: Promise<unknown>;
     // A node call's client went away since it was batched: its decisions go slot by slot, once it is back.
-    if (client === undefined) reply = batch.node ? Promise.reject(SLOT_BY_SLOT) : this.#connectingCall(call);
+    if (client === undefined)
+      reply = batch.node
+        ? Promise.reject(SLOT_BY_SLOT)
+        : this.#connection.whenConnected(
+            (client) => runScript(client, this.#engine.current, call, this.#metrics),
+            bound,
+          );
     else if (batch.node) {
       const key = (decisions[0] as Pending).firstKey;
-      reply = runNodeCall(client, this.#engine.current, key, nodeCall(call), this.#metrics);
-    } else reply = runScript(client, this.#engine.current, call, this.#metrics);
-    const within = batch.within;
-    return decodeReply(
-      await (within === undefined
-        ? this.#deadlines.bound(reply)
-        : withTimeout(reply, within(), this.#metrics)),
-      decisions.length,
-      policies.length,
-      action,
-    );
-  }
-
-  /**
-   * A call made before the store's first connection: the wait for it and the call share one `commandTimeoutMs`,
-   * so a Redis unreachable at start costs each decision that budget, not `connectTimeoutMs` (the opening goes on
-   * in the background). A call whose budget ran out while it waited is never sent: its answer was given already.
-   */
-  async #connectingCall(call: EngineCall): Promise<unknown> {
-    let late = false;
-    const sent = this.#connection.forDecisions().then((client) => {
-      if (late) throw timeoutError('the decision was answered before Redis was');
-      return runScript(client, this.#engine.current, call, this.#metrics);
-    });
-    try {
-      return await this.#deadlines.bound(sent);
-    } catch (error) {
-      late = true;
-      throw error;
-    }
+      reply = bound(runNodeCall(client, this.#engine.current, key, nodeCall(call), this.#metrics));
+    } else reply = bound(runScript(client, this.#engine.current, call, this.#metrics));
+    const responses = decodeReply(await reply, decisions.length, policies.length, action);
+    if (batch.node) noteRefusals(client as ScriptClient, responses);
+    return responses;
   }
 }

@@ -13,9 +13,9 @@ export interface ScriptClient {
   /**
    * Cluster only: calls a function, declaring no keys, on the master that serves `key` as the client knows it now,
    * so that one call may carry keys of several of that node's slots (call-format.ts). No redirection is followed:
-   * a key the node does not serve fails alone. Rejects when the client holds no connection to that node.
+   * a key the node does not serve fails alone. Undefined when the client holds no connection to that node.
    */
-  readonly fcallOn?: (key: string, name: string, args: readonly string[]) => Promise<unknown>;
+  readonly fcallOn?: (key: string, name: string, args: readonly string[]) => Promise<unknown> | undefined;
   /**
    * Loads a function library on the server, or on every master of a cluster; one already there counts as loaded
    * (its name is its content's hash). Rejects only when no node took it: a master that is down must not fail the
@@ -119,8 +119,7 @@ function ioredis(client: IoRedisLike): ScriptClient {
           fcallOn: (key, name, args) => {
             const address = client.slots?.[clusterSlot(key)]?.[0];
             const node = nodes().find(({ options }) => `${options?.host}:${options?.port}` === address);
-            if (node === undefined) return Promise.reject(unknownNode(key));
-            return node.call('FCALL', name, '0', ...args);
+            return node?.call('FCALL', name, '0', ...args);
           },
         }),
     loadLibrary: (code) => loadOnEvery(nodes().map((node) => () => node.call('FUNCTION', 'LOAD', code))),
@@ -166,10 +165,11 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     ...(fCall === undefined || functionLoad === undefined || !isCluster
       ? {}
       : {
-          fcallOn: async (key, name, args) => {
+          fcallOn: (key, name, args) => {
             const master = client.slots?.[clusterSlot(key)]?.master;
-            if (master === undefined || client.nodeClient === undefined) throw unknownNode(key);
-            return (await client.nodeClient(master)).fCall(name, options([], args));
+            const { nodeClient } = client;
+            if (master === undefined || nodeClient === undefined) return undefined;
+            return nodeClient.call(client, master).then((node) => node.fCall(name, options([], args)));
           },
         }),
     loadLibrary: (code) =>
@@ -191,11 +191,6 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
       client.destroy?.();
     },
   };
-}
-
-/** A node call whose node the client does not know (yet): its decisions go slot by slot instead. */
-function unknownNode(key: string) {
-  return storeError(`no connection to the node that serves the slot of ${key}`);
 }
 
 /** Runs every node's load; resolves once one took it (or had it already), else rejects with the first error. */

@@ -1,5 +1,5 @@
 // The store's connection: its own ioredis client unless given one, opened once for all waiters, closed in a budget.
-import { configError, environmentError, storeError } from '../../core/errors.js';
+import { configError, environmentError, storeError, timeoutError } from '../../core/errors.js';
 import { adaptClient, type ScriptClient, settles } from './client.js';
 import { type Address, type ConnectionOptions, nodeAddress, parseUrl } from './connection-options.js';
 import type { RedisStoreSettings } from './redis-store-options.js';
@@ -62,13 +62,36 @@ export class Connection {
    * their `commandTimeoutMs`, which the caller bounds); later ones never wait for a reconnection, whoever started
    * it.
    */
-  async forDecisions(): Promise<ScriptClient> {
+  async #forDecisions(): Promise<ScriptClient> {
     const client = this.#connected ? this.#client : await this.ready();
     if (!client?.isReady()) throw storeError('Redis is not connected');
     return client;
   }
 
-  /** The client when it is connected and ready now, else undefined: `forDecisions` without a turn of the queue. */
+  /**
+   * `send` on the client once the store's first connection is made, the wait and the call bounded together by
+   * `bound` (the call's `commandTimeoutMs`), so a Redis unreachable at start costs each decision that budget, not
+   * `connectTimeoutMs` (the opening goes on in the background). A call whose budget ran out while it waited is
+   * never sent: its answer was given already.
+   */
+  async whenConnected(
+    send: (client: ScriptClient) => Promise<unknown>,
+    bound: (sent: Promise<unknown>) => Promise<unknown>,
+  ): Promise<unknown> {
+    let late = false;
+    const sent = this.#forDecisions().then((client) => {
+      if (late) throw timeoutError('the decision was answered before Redis was');
+      return send(client);
+    });
+    try {
+      return await bound(sent);
+    } catch (error) {
+      late = true;
+      throw error;
+    }
+  }
+
+  /** The client when it is connected and ready now, else undefined: a decision's client without a turn of the queue. */
   readyNow(): ScriptClient | undefined {
     const client = this.#client;
     return this.#connected && client?.isReady() ? client : undefined;
@@ -108,9 +131,9 @@ export class Connection {
 }
 
 /**
- * The store's own ioredis connection (see docs/architecture.md for the measurement behind the choice): no offline
- * queue (commands fail at once while disconnected), one reconnection attempt per cooldown, and a database index
- * the server is known to have.
+ * The store's own ioredis connection (see docs/architecture.md for the measurement behind the choice): on a single
+ * server no offline queue (commands fail at once while disconnected), one reconnection attempt per cooldown, and a
+ * database index the server is known to have; a cluster's, see below.
  */
 async function openOwnedClient(
   options: ConnectionOptions,

@@ -22,7 +22,10 @@ export interface RedisStoreMetrics {
   /** Script calls of decisions sent to Redis, and the decisions they carried. */
   batches: number;
   batchedDecisions: number;
-  /** Decisions of calls to a cluster node sent again in a call of their slot: the node no longer served it. */
+  /**
+   * Decisions of calls to a cluster node sent again in a call of their slot: the node no longer served it, refused
+   * the call (a demoted master, no functions) or had no connection.
+   */
   resentBySlot: number;
 }
 

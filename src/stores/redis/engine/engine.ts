@@ -36,14 +36,16 @@ function engineFor(twins: ReadonlyMap<PolicyKind, string>): Engine {
     .join('');
   const define = `local function define(kind)\n${definitions}  end\n  return policies[kind]\nend`;
   const code = ['local policies = {}', integerLua, STATE_LUA, define, MAIN_LUA].join('\n');
-  const functionName = `tollgate_${createHash('sha1').update(code).digest('hex').slice(0, 16)}`;
+  // The flag lets one call touch keys of several slots of a cluster node (call-format.ts, `nodeCall`). It is part of
+  // what the name is the hash of: a library of the same code registered without it must not pass for this one.
+  const flags = "flags = { 'allow-cross-slot-keys' }";
+  const functionName = `tollgate_${createHash('sha1').update(code).update(flags).digest('hex').slice(0, 16)}`;
   const script = `local eval_keys, eval_args = KEYS, ARGV\n${code}\nreturn run(eval_keys, eval_args)`;
   return {
     twins,
     script,
     sha: createHash('sha1').update(script).digest('hex'),
-    // The flag lets one call touch keys of several slots of a cluster node (call-format.ts, `nodeCall`).
-    library: `#!lua name=${functionName}\n${code}\nredis.register_function{function_name = '${functionName}', callback = run, flags = { 'allow-cross-slot-keys' }}`,
+    library: `#!lua name=${functionName}\n${code}\nredis.register_function{function_name = '${functionName}', callback = run, ${flags}}`,
     functionName,
   };
 }

@@ -123,13 +123,18 @@ local function evaluate(at, base, cost, lease, max_delay, waiting)
   answer(at, allowed, 0, evaluated)
 end
 
--- A refund or a block: each policy's view before it, then its change.
+-- A refund or a block: each policy's view before it, then its change. Every state is read before any is written:
+-- a key that fails to read (in a cluster, one not on this node) fails the request with nothing changed, so that
+-- it may be sent again.
 local function change(at, base, cost, lease, spent)
-  local evaluated = {}
+  local evaluated, states = {}, {}
   for k = 1, per do
-    local s, key = specs[k], KEYS[base + k]
-    local state = s.policy.load(key)
-    evaluated[k] = { s.policy.decide(state, now, 0, s.p, '') }
+    local s = specs[k]
+    states[k] = s.policy.load(KEYS[base + k])
+    evaluated[k] = { s.policy.decide(states[k], now, 0, s.p, '') }
+  end
+  for k = 1, per do
+    local s, key, state = specs[k], KEYS[base + k], states[k]
     local next, rest
     if action == 'r' then
       next, rest = s.policy.refund(state, now, cost, s.p, lease, spent[1] or now, spent[k + 1])

@@ -55,7 +55,9 @@ export function runNodeCall(
   const fcallOn = client.fcallOn;
   const slotBySlot = () => Promise.reject(SLOT_BY_SLOT);
   if (fcallOn === undefined || !nodeCalls(client)) return slotBySlot();
-  return runFunction(client, engine, (name) => fcallOn(key, name, call.args), slotBySlot, metrics);
+  // A node the client holds no connection to (dropped from its pool before its slot map changed): slot by slot.
+  const send = (name: string) => fcallOn(key, name, call.args) ?? slotBySlot();
+  return runFunction(client, engine, send, slotBySlot, metrics);
 }
 
 /** The answer of a node call that must be made slot by slot instead. */
@@ -71,14 +73,20 @@ export function nodeCalls(client: ScriptClient): boolean {
 
 /**
  * Whether a decision of a node call failed because the node does not serve its key now (its slot moved, or is
- * moving, or the cluster is down there): it is sent again slot by slot, where the client follows redirections.
- * A server that refused keys of several slots in one call is sent slot by slot from then on.
+ * moving, or the cluster is down there), or refused keys of several slots: it is sent again slot by slot, where
+ * the client follows redirections.
  */
-export function misrouted(client: ScriptClient, error: Error): boolean {
-  const { message } = error;
-  if (/do not hash to the same slot/.test(message)) slotsOnly.add(client);
-  else if (!/non local key|cluster is down/.test(message)) return false;
-  return true;
+export function misrouted(error: Error): boolean {
+  return MISROUTED.test(error.message);
+}
+
+const MISROUTED = /non local key|cluster is down|do not hash to the same slot/;
+
+/** A server that refused keys of several slots in one call (one that ignores the flag): slot by slot from now on. */
+export function noteRefusals(client: ScriptClient, responses: readonly unknown[]): void {
+  for (const response of responses)
+    if (response instanceof Error && /do not hash to the same slot/.test(response.message))
+      slotsOnly.add(client);
 }
 
 /** The function call loop: a missing library is loaded and the call made again; no functions, `fallback`. */

@@ -1,4 +1,4 @@
-// Where a call per cluster node cannot run, the store sends the same decisions slot by slot, and keeps doing so.
+// Calls per cluster node: where they cannot run, the store sends the same decisions slot by slot, and keeps doing so.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLimiter, tokenBucket } from '../../../src/index.js';

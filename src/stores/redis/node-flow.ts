@@ -1,0 +1,32 @@
+// The calls each cluster node has in flight, and whether a node's next batch waits for one of them to end.
+
+/**
+ * Calls in flight to one node before its next batch waits for one of them, and the fewest decisions a batch
+ * carries to go while another call to its node is in flight. A batch that waits takes in what is asked for
+ * meanwhile, and a fuller call costs the node less per decision; two calls in flight keep the node busy while the
+ * answers of one travel back (docs/cluster.md has the figures).
+ */
+const DEPTH = 2;
+const FULL_ENOUGH = 8;
+
+export class NodeFlow {
+  readonly #calls = new Map<string, number>();
+
+  /** Whether a batch of `size` decisions for the node `shard` waits for one of its calls in flight. */
+  waits(shard: string, size: number): boolean {
+    const calls = this.#calls.get(shard) ?? 0;
+    return calls >= DEPTH || (calls > 0 && size < FULL_ENOUGH);
+  }
+
+  began(shard: string): void {
+    this.#calls.set(shard, (this.#calls.get(shard) ?? 0) + 1);
+  }
+
+  /** A call to `shard` ended: true when a batch that waited for it may go now. */
+  ended(shard: string): boolean {
+    const calls = (this.#calls.get(shard) ?? 1) - 1;
+    if (calls > 0) this.#calls.set(shard, calls);
+    else this.#calls.delete(shard);
+    return calls < DEPTH;
+  }
+}
