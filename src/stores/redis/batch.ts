@@ -46,6 +46,8 @@ interface Batch {
    * call in flight (it waits once); else its call has a budget of its own.
    */
   readonly within?: () => number;
+  /** A node's batch that waits: the calls to its node that had ended when it began to wait (see `NodeFlow`). */
+  readonly waitedSince?: number;
 }
 
 type BatchSettings = Pick<
@@ -134,8 +136,8 @@ export class Batcher {
 
   /**
    * Sends every batch gathered, but a node's that waits for a call in flight to that node (see `NodeFlow`): it is
-   * sent by the next flush, once a call to its node ends or the next turn asks for more, whichever comes first,
-   * carrying what gathered meanwhile, within a budget that started when it began to wait; it waits only once.
+   * sent once one of them ends, carrying what gathered meanwhile, within a budget that started when it began to
+   * wait.
    */
   #flush(): void {
     const pending = this.#pending;
@@ -143,11 +145,7 @@ export class Batcher {
     this.#flushScheduled = false;
     for (const [policies, batches] of pending) {
       for (const [variant, batch] of batches) {
-        if (
-          batch.node &&
-          batch.within === undefined &&
-          this.#nodes.waits(batch.shard, batch.decisions.length)
-        )
+        if (batch.node && this.#nodes.waits(batch.shard, batch.decisions.length, batch.waitedSince))
           this.#hold(policies, variant, batch);
         else if (batch.context === undefined) void this.#send(batch);
         else batch.context.runInAsyncScope(() => void this.#send(batch));
@@ -161,12 +159,17 @@ export class Batcher {
       batches = new Map();
       this.#pending.set(policies, batches);
     }
-    batches.set(variant, { ...batch, within: budget(this.#settings.commandTimeoutMs) });
+    if (batch.waitedSince !== undefined) batches.set(variant, batch);
+    else {
+      const waitedSince = this.#nodes.endedCalls(batch.shard);
+      batches.set(variant, { ...batch, within: budget(this.#settings.commandTimeoutMs), waitedSince });
+    }
   }
 
   /** A node call ended: what waited for it is sent. */
   #nodeCallEnded(shard: string): void {
-    if (this.#nodes.ended(shard) && this.#pending.size > 0 && !this.#flushScheduled) {
+    this.#nodes.ended(shard);
+    if (this.#pending.size > 0 && !this.#flushScheduled) {
       this.#flushScheduled = true;
       queueMicrotask(() => this.#flush());
     }

@@ -11,22 +11,32 @@ const FULL_ENOUGH = 8;
 
 export class NodeFlow {
   readonly #calls = new Map<string, number>();
+  /** Calls to each node that have ended, ever: a batch that waits goes once one more has. */
+  readonly #ended = new Map<string, number>();
 
-  /** Whether a batch of `size` decisions for the node `shard` waits for one of its calls in flight. */
-  waits(shard: string, size: number): boolean {
+  /**
+   * Whether a batch of `size` decisions for the node `shard` waits for one of its calls in flight. A batch that
+   * waited already (`since`, the node's ended calls when it began) waits only until one of them ends, whatever the
+   * calls in flight then: full batches, which go at once, could otherwise keep it waiting as long as they come.
+   */
+  waits(shard: string, size: number, since?: number): boolean {
+    if (since !== undefined) return this.endedCalls(shard) === since;
     const calls = this.#calls.get(shard) ?? 0;
     return calls >= DEPTH || (calls > 0 && size < FULL_ENOUGH);
+  }
+
+  endedCalls(shard: string): number {
+    return this.#ended.get(shard) ?? 0;
   }
 
   began(shard: string): void {
     this.#calls.set(shard, (this.#calls.get(shard) ?? 0) + 1);
   }
 
-  /** A call to `shard` ended: true when a batch that waited for it may go now. */
-  ended(shard: string): boolean {
+  ended(shard: string): void {
     const calls = (this.#calls.get(shard) ?? 1) - 1;
     if (calls > 0) this.#calls.set(shard, calls);
     else this.#calls.delete(shard);
-    return calls < DEPTH;
+    this.#ended.set(shard, this.endedCalls(shard) + 1);
   }
 }
