@@ -4,7 +4,12 @@ import { after, before, it } from 'node:test';
 import { createLimiter, type Decision, fixedWindow, type Limiter } from '../../src/index.js';
 import { bucketKeys } from '../../src/stores/key.js';
 import type { RedisFixture } from '../contract/differential.js';
-import { type RedisCluster, type RedisClusterNode, startRedisCluster } from '../harness/redis-cluster.js';
+import {
+  addressOf,
+  needsOwnCluster,
+  type RedisCluster,
+  startRedisCluster,
+} from '../harness/redis-cluster.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
 import {
   type ClusterClient,
@@ -21,10 +26,7 @@ const BOUND_MS = FAST_FAILURE.commandTimeoutMs + 700;
 const RECOVERY_TIMEOUT_MS = 15_000;
 const CLIENTS: readonly ClusterClient[] = ['ioredis, own connection', 'node-redis, app-owned'];
 const TITLE = 'fails closed on the dead master only, keeps enforcing elsewhere, recovers after failover';
-const skip =
-  (process.env.TEST_REDIS_CLUSTER_NODES ?? '') === ''
-    ? false
-    : 'kills a node: needs a cluster the test starts itself (unset TEST_REDIS_CLUSTER_NODES)';
+const skip = needsOwnCluster('kills a node');
 
 interface Subject {
   readonly client: ClusterClient;
@@ -33,8 +35,6 @@ interface Subject {
   /** Per master "host:port": an identifier warmed before the kill, one for during, one for after the failover. */
   readonly ids: Map<string, string[]>;
 }
-
-const address = (node: RedisClusterNode) => `${node.host}:${node.port}`;
 
 async function timed(limiter: Limiter, id: string): Promise<{ decision: Decision; ms: number }> {
   const started = performance.now();
@@ -88,7 +88,7 @@ describeWithRedisCluster('a downed cluster master degrades only its own slots', 
     const chosenKey =
       first.fixture.store.keyPrefix + bucketKeys('failover', 'chosen', first.limiter.policies)[0];
     const victim = await cluster.masterForKey(chosenKey);
-    const dead = address(victim);
+    const dead = addressOf(victim);
 
     // Every store has a connection to every master and the script loaded there before anything breaks.
     for (const subject of subjects) {

@@ -7,7 +7,13 @@ import { bucketKeys } from '../../src/stores/key.js';
 import { clusterSlot } from '../../src/stores/redis/cluster-slot.js';
 import type { RedisStore } from '../../src/stores/redis/redis-store.js';
 import type { RedisFixture } from '../contract/differential.js';
-import { type RedisCluster, type RedisClusterNode, startRedisCluster } from '../harness/redis-cluster.js';
+import {
+  addressOf,
+  needsOwnCluster,
+  type RedisCluster,
+  type RedisClusterNode,
+  startRedisCluster,
+} from '../harness/redis-cluster.js';
 import { redisCall } from '../harness/redis-server.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
 import { CLUSTER_CLIENTS, openClusterStore } from './cluster-stores.js';
@@ -15,12 +21,7 @@ import { idsInSlots, slotOf } from './resharding-load.js';
 import { masterOfSlot, moveSlots } from './slot-migration.js';
 
 const DECISIONS = 90;
-const skip =
-  (process.env.TEST_REDIS_CLUSTER_NODES ?? '') === ''
-    ? false
-    : 'moves a slot: needs a cluster the test starts itself (unset TEST_REDIS_CLUSTER_NODES)';
-
-const address = (node: RedisClusterNode) => `${node.host}:${node.port}`;
+const skip = needsOwnCluster('moves a slot');
 
 describeWithRedisCluster('calls to a node', () => {
   let cluster: RedisCluster;
@@ -81,7 +82,7 @@ describeWithRedisCluster('calls to a node', () => {
         const slot = slotOf(store.keyPrefix, scope, id);
         const from = await masterOfSlot(cluster, slot);
         const to = (await cluster.masters()).find(
-          (node) => address(node) !== address(from),
+          (node) => addressOf(node) !== addressOf(from),
         ) as RedisClusterNode;
         // The store's client still names the old master: its call there fails the key as not local, and the
         // decision goes again through the slot's redirection. Read as new there, a peek would report 4 left, not 1.
@@ -114,7 +115,9 @@ describeWithRedisCluster('calls to a node', () => {
     const [first, second] = bucketKeys(scope, id, limiter.policies).map((key) => store.keyPrefix + key);
     const slot = clusterSlot(first as string);
     const from = await masterOfSlot(cluster, slot);
-    const to = (await cluster.masters()).find((node) => address(node) !== address(from)) as RedisClusterNode;
+    const to = (await cluster.masters()).find(
+      (node) => addressOf(node) !== addressOf(from),
+    ) as RedisClusterNode;
     const [fromId, toId] = await Promise.all([cluster.nodeId(from), cluster.nodeId(to)]);
     const setSlot = (node: RedisClusterNode, ...args: string[]) =>
       redisCall(node.host, node.port, ['CLUSTER', 'SETSLOT', String(slot), ...args]);

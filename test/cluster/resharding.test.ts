@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it, type TestContext } from 'node:test';
-import { type RedisCluster, type RedisClusterNode, startRedisCluster } from '../harness/redis-cluster.js';
+import {
+  addressOf,
+  needsOwnCluster,
+  type RedisCluster,
+  type RedisClusterNode,
+  startRedisCluster,
+} from '../harness/redis-cluster.js';
 import { redisCli } from '../harness/redis-server.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
 import { assertExact, idsInSlots, LoadPool, slotOf, sumTallies, type Totals } from './resharding-load.js';
@@ -32,12 +38,7 @@ const PASSES_AFTER = 4;
 const MAX_PASSES = 100;
 const MAX_MS = 40_000;
 const PASS_TIMEOUT_MS = 20_000;
-const skip =
-  (process.env.TEST_REDIS_CLUSTER_NODES ?? '') === ''
-    ? false
-    : 'reshards and fails over: needs a cluster the test starts itself (unset TEST_REDIS_CLUSTER_NODES)';
-
-const address = (node: RedisClusterNode) => `${node.host}:${node.port}`;
+const skip = needsOwnCluster('reshards and fails over');
 
 interface Outcome {
   readonly totals: Totals;
@@ -119,12 +120,14 @@ async function moveHotSlot(env: Env, t: TestContext): Promise<void> {
   const spread = idsInSlots(keyPrefix, 'move-hot-spread', 'id', SPREAD_IDS);
   const load = groups(env, 'move-hot', hot, spread, (slot) => slot === hotSlot);
   const from = await masterOfSlot(cluster, hotSlot);
-  const to = (await cluster.masters()).find((node) => address(node) !== address(from)) as RedisClusterNode;
+  const to = (await cluster.masters()).find(
+    (node) => addressOf(node) !== addressOf(from),
+  ) as RedisClusterNode;
   const outcome = await underLoad(env, t, load, async () => {
     // One key: the pauses are what keep the slot open while the workers decide on it.
     await moveSlots(cluster, [hotSlot], from, to, { keysPerMigrate: 1, pauseMs: 400 });
   });
-  assert.equal(address(await masterOfSlot(cluster, hotSlot)), address(to));
+  assert.equal(addressOf(await masterOfSlot(cluster, hotSlot)), addressOf(to));
   // Decisions made on the target while the slot was open, and clients told of the new owner after.
   assert.ok(outcome.redirected.asking > 0, 'no decision was sent to the importing master');
   assert.ok(outcome.redirected.moved > 0, 'no client was redirected to the new owner');
@@ -166,7 +169,7 @@ async function failOver(env: Env, t: TestContext): Promise<void> {
   const load = groups(env, 'failover', hot, spread, (slot) => owned.has(slot));
   const replica = await cluster.replicaOf(master);
   const outcome = await underLoad(env, t, load, () => cluster.failover(replica));
-  assert.equal(address(await masterOfSlot(cluster, hotSlot)), address(replica));
+  assert.equal(addressOf(await masterOfSlot(cluster, hotSlot)), addressOf(replica));
   assert.ok(outcome.redirected.moved > 0, 'no client was redirected to the promoted replica');
   assertOutcome(load, outcome);
 }
@@ -183,7 +186,7 @@ async function growCluster(env: Env, t: TestContext): Promise<void> {
   const elsewhere = idsInSlots(keyPrefix, 'grow-spread', 'out', SPREAD_IDS / 2);
   const load = groups(env, 'grow', hot, [...inRange, ...elsewhere], (slot) => moving.has(slot));
   const [fromId, toId] = await Promise.all([cluster.nodeId(from), cluster.nodeId(added)]);
-  const reshard = ['reshard', address(from), '--cluster-from', fromId, '--cluster-to', toId];
+  const reshard = ['reshard', addressOf(from), '--cluster-from', fromId, '--cluster-to', toId];
   const outcome = await underLoad(env, t, load, async () => {
     // One key per MIGRATE keeps each slot open across several of the workers' decisions on it.
     const options = ['--cluster-slots', String(count), '--cluster-yes', '--cluster-pipeline', '1'];

@@ -1,6 +1,6 @@
 // Moving slots between masters the way redis-cli --cluster reshard does, slowly enough to overlap traffic.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisCluster, RedisClusterNode } from '../harness/redis-cluster.js';
+import { addressOf, type RedisCluster, type RedisClusterNode } from '../harness/redis-cluster.js';
 import { redisCall } from '../harness/redis-server.js';
 
 export interface MoveOptions {
@@ -48,8 +48,8 @@ export async function moveSlots(
   for (const slot of slots) keysMoved += await migrateKeys(slot, from, to, options);
   const migratedAt = Date.now();
   await sleep(options.pauseMs);
-  const moving = new Set([from, to].map(({ host, port }) => `${host}:${port}`));
-  const others = (await cluster.masters()).filter(({ host, port }) => !moving.has(`${host}:${port}`));
+  const moving = new Set([from, to].map(addressOf));
+  const others = (await cluster.masters()).filter((node) => !moving.has(addressOf(node)));
   // The target first: once the source gives the slots up, clients it redirects must find an owner there.
   await onEvery(to, 'NODE', toId);
   await onEvery(from, 'NODE', toId);

@@ -9,7 +9,13 @@ import { createLimiter, type Decision, fixedWindow, type Limiter } from '../../s
 import { bucketKeys } from '../../src/stores/key.js';
 import { clusterSlot } from '../../src/stores/redis/cluster-slot.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.js';
-import { type RedisCluster, type RedisClusterNode, startRedisCluster } from '../harness/redis-cluster.js';
+import {
+  addressOf,
+  needsOwnCluster,
+  type RedisCluster,
+  type RedisClusterNode,
+  startRedisCluster,
+} from '../harness/redis-cluster.js';
 import { describeWithRedisCluster } from '../harness/suite.js';
 import { quietLogger } from './cluster-stores.js';
 
@@ -30,10 +36,7 @@ const OPTIONS = {
   reconnectCooldownMs: 200,
   logger: quietLogger,
 } satisfies RedisStoreOptions;
-const skip =
-  (process.env.TEST_REDIS_CLUSTER_NODES ?? '') === ''
-    ? false
-    : 'kills a node: needs a cluster the test starts itself (unset TEST_REDIS_CLUSTER_NODES)';
+const skip = needsOwnCluster('kills a node');
 
 type Root = { readonly host: string; readonly port: number };
 type ClientKind = 'ioredis, own connection' | 'ioredis, app-owned' | 'node-redis, app-owned';
@@ -47,8 +50,6 @@ interface Started {
 
 /** What one client's two consumes came to: allowed, and by whom ('redis', or the fail mode). */
 type Outcome = [boolean, string, boolean, string];
-
-const address = ({ host, port }: Root) => `${host}:${port}`;
 
 function orderings<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [[...items]];
@@ -77,7 +78,7 @@ async function startStore(kind: ClientKind, order: readonly Root[]): Promise<Sta
     }
     case 'node-redis, app-owned': {
       const app = createCluster({
-        rootNodes: order.map((root) => ({ url: `redis://${address(root)}` })),
+        rootNodes: order.map((root) => ({ url: `redis://${addressOf(root)}` })),
         minimizeConnections: true,
         defaults: { socket: { reconnectStrategy: () => OPTIONS.reconnectCooldownMs } },
       });
@@ -208,10 +209,14 @@ describeWithRedisCluster('a store started while a cluster master is down', () =>
         const modes = limitersOn(started.store, run);
         const outcomes = await consumeTwice(modes, started.ready);
         assert.deepEqual(outcomes, expected(modes, deadSlots));
-        assert.deepEqual(openBreakers(started.store), [address(dead)], 'only the dead master is given up on');
+        assert.deepEqual(
+          openBreakers(started.store),
+          [addressOf(dead)],
+          'only the dead master is given up on',
+        );
         const health = await started.store.health();
         assert.equal(health.ok, false);
-        assert.ok(health.error?.startsWith(`Redis node ${address(dead)} is failing`), health.error);
+        assert.ok(health.error?.startsWith(`Redis node ${addressOf(dead)} is failing`), health.error);
       });
     }
   }
@@ -220,7 +225,7 @@ describeWithRedisCluster('a store started while a cluster master is down', () =>
     // node-redis connects to every master before it is ready: with one down it never is, its connect() pending.
     await flushLiveMasters();
     const app = createCluster({
-      rootNodes: cluster.rootNodes.map((root) => ({ url: `redis://${address(root)}` })),
+      rootNodes: cluster.rootNodes.map((root) => ({ url: `redis://${addressOf(root)}` })),
       defaults: { socket: { reconnectStrategy: () => OPTIONS.reconnectCooldownMs } },
     });
     app.on('error', () => {});

@@ -558,6 +558,20 @@ async function clusterProblem(owned: readonly OwnedNode[], masterCount: number):
   return masters === masterCount ? undefined : `${masters} masters instead of ${masterCount}`;
 }
 
+/**
+ * A test's `skip` when it must kill, move or add nodes of a cluster it starts itself (`what` it does): the reason
+ * while TEST_REDIS_CLUSTER_NODES names an external cluster, else false.
+ */
+export function needsOwnCluster(what: string): string | false {
+  if ((process.env.TEST_REDIS_CLUSTER_NODES ?? '') === '') return false;
+  return `${what}: needs a cluster the test starts itself (unset TEST_REDIS_CLUSTER_NODES)`;
+}
+
+/** A node as "host:port", the way clients and CLUSTER NODES name it. */
+export function addressOf({ host, port }: { readonly host: string; readonly port: number }): string {
+  return `${host}:${port}`;
+}
+
 export async function startRedisCluster(options: StartRedisClusterOptions = {}): Promise<RedisCluster> {
   const externalNodes = process.env.TEST_REDIS_CLUSTER_NODES;
   if (externalNodes !== undefined && externalNodes !== '') {

@@ -102,11 +102,7 @@ export class Batcher {
       request.action !== 'consume' || nowMs !== undefined || route !== undefined
         ? `${request.action}:${nowMs ?? ''}:${route ?? ''}`
         : '';
-    let batches = this.#pending.get(request.policies);
-    if (batches === undefined) {
-      batches = new Map();
-      this.#pending.set(request.policies, batches);
-    }
+    const batches = this.#batchesOf(request.policies);
     let batch = batches.get(variant);
     if (batch === undefined) {
       const { policies, action } = request;
@@ -153,12 +149,18 @@ export class Batcher {
     }
   }
 
-  #hold(policies: readonly AnyPolicy[], variant: string, batch: Batch): void {
+  /** The batches gathering for one limiter, by variant. */
+  #batchesOf(policies: readonly AnyPolicy[]): Map<string, Batch> {
     let batches = this.#pending.get(policies);
     if (batches === undefined) {
       batches = new Map();
       this.#pending.set(policies, batches);
     }
+    return batches;
+  }
+
+  #hold(policies: readonly AnyPolicy[], variant: string, batch: Batch): void {
+    const batches = this.#batchesOf(policies);
     if (batch.waitedSince !== undefined) batches.set(variant, batch);
     else {
       const waitedSince = this.#nodes.endedCalls(batch.shard);

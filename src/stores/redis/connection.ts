@@ -162,21 +162,21 @@ async function openOwnedClient(
       {
         lazyConnect: true,
         // A master's connection opens on its first command. Without this queue, ioredis bounces a command that finds
-        // it still opening through its failover retry (100 ms and a slot refresh, then a random master: the dead
-        // one a third of the time), so a fresh store's first decisions on live masters outran `commandTimeoutMs`
+        // it still opening through its failover retry (a delay and a slot refresh, then a random master, maybe
+        // the dead one), so a fresh store's first decisions on live masters outran `commandTimeoutMs`
         // and opened their breakers. Queued, each waits for its own master, within its budget. The store still
         // sends a call only to a cluster that is ready (it checks before each one).
         enableOfflineQueue: true,
         clusterRetryStrategy: () => cooldownMs,
         // ioredis's ready check asks a random master for CLUSTER INFO once it has the slot map. A dead master
         // fails it, and ioredis then drops the whole connection, reconnects only after `clusterRetryStrategy`
-        // and never settles connect(): a third of fresh stores with one master of three down decided nothing
-        // for 1-3 s. The check only looks for `cluster_state:fail`, which the decisions on the failing slots
+        // and never settles connect(): a fresh store with one master down could decide nothing for seconds
+        // (docs/cluster.md). The check only looks for `cluster_state:fail`, which the decisions on the failing slots
         // report by themselves (CLUSTERDOWN), to their own node's breaker.
         enableReadyCheck: false,
         // The slot map is asked of one node at a time, in random order, each given this long: a root node that
         // hangs (a stopped process, a host gone without a reset) must leave time for the others within one
-        // connect timeout, or a third of fresh stores would start unable to decide anything.
+        // connect timeout, or a fresh store could start unable to decide anything.
         slotsRefreshTimeout: Math.max(1, Math.floor(connectTimeoutMs / nodes.length)),
         // Credentials and TLS from the node URLs (checked to agree), else from the options.
         redisOptions: connection(nodes.find((node) => node.password !== undefined || node.tls)),

@@ -18,8 +18,8 @@ import { scriptError } from '../metrics.js';
  *       for a waiting caller's, whose denial starts no lockout), for a refund when its units were spent (epoch ms;
  *       '' for now), then, comma-separated, each policy's resetMs in the spending decision when known. When every
  *       request has the same three they are sent once, and not at all when they are the common ones (cost 1, no
- *       lease, no wait): each argument costs the server time to read. With
- *       no policies the call is a probe of the node that owns KEYS[1] (it writes and deletes that key).
+ *       lease, no wait): each argument costs the server time to read. With no policies the call is a probe of the
+ *       node that owns KEYS[1] (it writes and deletes that key).
  * Reply: { now, then per request: allowed, delay, then per policy: allowed, remaining, resetMs, retryAfterMs };
  *        for a consume or a peek of one policy (narrow), per request: allowed, remaining, resetMs, and retryAfterMs
  *        when denied or the delay when admitted: each number of a reply costs the server time to write. A request

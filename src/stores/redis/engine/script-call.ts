@@ -77,16 +77,16 @@ export function nodeCalls(client: ScriptClient): boolean {
  * the client follows redirections.
  */
 export function misrouted(error: Error): boolean {
-  return MISROUTED.test(error.message);
+  return NOT_LOCAL.test(error.message) || CROSS_SLOT.test(error.message);
 }
 
-const MISROUTED = /non local key|cluster is down|do not hash to the same slot/;
+const NOT_LOCAL = /non local key|cluster is down/;
+const CROSS_SLOT = /do not hash to the same slot/;
 
 /** A server that refused keys of several slots in one call (one that ignores the flag): slot by slot from now on. */
 export function noteRefusals(client: ScriptClient, responses: readonly unknown[]): void {
   for (const response of responses)
-    if (response instanceof Error && /do not hash to the same slot/.test(response.message))
-      slotsOnly.add(client);
+    if (response instanceof Error && CROSS_SLOT.test(response.message)) slotsOnly.add(client);
 }
 
 /** The function call loop: a missing library is loaded and the call made again; no functions, `fallback`. */
