@@ -112,11 +112,9 @@ function outcomeOf<Req, Res>(
     const outcome = isPending(identity)
       ? identity.then((known) => counted(gate, req, known, log))
       : counted(gate, req, identity, log);
-    return isPending(outcome)
-      ? outcome.then(undefined, (error: unknown) => failed(gate, error, log))
-      : outcome;
+    return isPending(outcome) ? outcome.then(undefined, (error: unknown) => failed(error, log)) : outcome;
   } catch (error) {
-    return failed(gate, error, log);
+    return failed(error, log);
   }
 }
 
@@ -138,7 +136,7 @@ async function awaitingEach<Req, Res>(
     const units = typeof cost === 'number' ? cost : await cost(req);
     return await count(gate, req, identity || UNKNOWN_IDENTITY, chosen, units, log);
   } catch (error) {
-    return failed(gate, error, log);
+    return failed(error, log);
   }
 }
 
@@ -205,13 +203,9 @@ function answer<Req, Res>(
   return { action: 'reject', headers, status: gate.status, body: gate.body, decision, info };
 }
 
-function failed<Req, Res>(
-  gate: ResolvedGateOptions<Req, Res>,
-  error: unknown,
-  log: Logger,
-): GateOutcome<Res> {
+function failed<Res>(error: unknown, log: Logger): GateOutcome<Res> {
   // Error first: pino reads its first argument as the object to log, console prints both either way.
-  if (gate.reportsFailures) log.error(error, '[tollgate] rate limiter failed; answering 500');
+  log.error(error, '[tollgate] rate limiter failed; answering 500');
   return { action: 'fail', status: 500, body: FAILURE_BODY, error };
 }
 
@@ -222,7 +216,7 @@ function headerLine(headers: Record<string, string>): string {
 }
 
 /** A failing observer must not fail the request it observes. */
-export function notify<Req>(
+function notify<Req>(
   onDecision: (event: DecisionEvent, req: Req) => void,
   event: DecisionEvent,
   req: Req,

@@ -27,8 +27,6 @@ export interface GateAdapter<Req> {
   readonly options?: readonly string[];
   /** Options the adapter does not take, with what to write instead, over the other limiters' (`FOREIGN_OPTIONS`). */
   readonly elsewhere?: Readonly<Record<string, string>>;
-  /** false: the adapter hands a failure to the framework's error handling, which reports it, so the gate does not. */
-  readonly reportsFailures?: false;
 }
 
 /** The gate's options as the gate runs them: each checked, defaulted and turned into what it uses per request. */
@@ -51,8 +49,6 @@ export interface ResolvedGateOptions<Req, Res> {
   readonly logger: Logger;
   /** Undefined when no request is ever refunded. */
   readonly refunds: Refunds<Req, Res> | undefined;
-  /** The gate logs a failure itself, unless the adapter's framework reports it. */
-  readonly reportsFailures: boolean;
   /** With neither skip, tiers nor a cost function, only the identity and the store may answer later. */
   readonly direct: boolean;
 }
@@ -133,7 +129,6 @@ export function resolveGateOptions<Req, Res>(
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
   const logger = loggerOption(options.logger, console);
   const refunds = resolveRefunds(options);
-  const reportsFailures = adapter.reportsFailures !== false;
   const direct = skip === undefined && select === undefined && typeof cost === 'number';
   return {
     adapter: adapter.name,
@@ -150,7 +145,6 @@ export function resolveGateOptions<Req, Res>(
     shadow,
     logger,
     refunds,
-    reportsFailures,
     direct,
   };
 }

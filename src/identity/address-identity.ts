@@ -2,6 +2,7 @@
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { configError } from '../core/errors.js';
+import { ipv6Network } from './ipv6-network.js';
 
 export interface AddressIdentityOptions {
   /**
@@ -28,14 +29,5 @@ export function addressIdentity(
   if (address === undefined || isIPv4(address) || !ipaddr.IPv6.isValid(address)) return address;
   const ipv6 = ipaddr.IPv6.parse(address);
   if (ipv6.isIPv4MappedAddress()) return ipv6.toIPv4Address().toString();
-  return `${networkOf(ipv6, prefix)}/${prefix}`;
-}
-
-function networkOf(address: ipaddr.IPv6, prefix: number): string {
-  const bytes = address.toByteArray();
-  for (let i = 0; i < bytes.length; i++) {
-    const keep = Math.min(8, Math.max(0, prefix - i * 8));
-    bytes[i] = (bytes[i] as number) & ((0xff << (8 - keep)) & 0xff);
-  }
-  return ipaddr.fromByteArray(bytes).toString();
+  return `${ipv6Network(ipv6, prefix).toString()}/${prefix}`;
 }

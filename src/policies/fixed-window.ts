@@ -97,18 +97,26 @@ function refund(
   return { next: [start, Math.max(0, count - cost)], ttlMs: end - nowMs };
 }
 
-/** The Lua twin; state is the string "start:count". */
+/**
+ * A Lua twin's `load` and `save` of a state that is a window's start and its count, stored as "start:count": the
+ * fixed window's, and any counter of hits in a window opened by the first of them.
+ */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
-export const fixedWindowLua = `
-{
-  at_rest = function(st, p) return st[1] + p[2] end,
+export const START_COUNT_STATE = `
   load = function(key)
     local f = read_fields(key, '^(%d+):(%d+)$')
     if f then return { tonumber(f[1]), tonumber(f[2]) } end
   end,
   save = function(key, st, ttl)
     set_state(key, string.format('%d:%d', st[1], st[2]), ttl)
-  end,
+  end,`;
+
+/** The Lua twin; state is the string "start:count". */
+// Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
+export const fixedWindowLua = `
+{
+  at_rest = function(st, p) return st[1] + p[2] end,
+${START_COUNT_STATE}
   decide = function(st, now_ms, cost, p)
     local limit, window = p[1], p[2]
     local start, count = now_ms, 0

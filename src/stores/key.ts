@@ -8,6 +8,16 @@ const SCOPE = /^[A-Za-z0-9._:-]{1,64}$/;
 // neither inject a separator, nor choose a cluster hash tag, nor make keys unboundedly long.
 const PLAIN_IDENTIFIER = /^[A-Za-z0-9._:@/+=-]{1,64}$/;
 
+/**
+ * `name` as a scope when it spells one, else `fallback` and a hash of it: another library's namespace (a route's
+ * URL, a throttler's name) becomes a scope without two names ever sharing one.
+ */
+export function scopeNamed(name: string, fallback: string): string {
+  return SCOPE.test(name)
+    ? name
+    : `${fallback}${createHash('sha256').update(name).digest('base64url').slice(0, 16)}`;
+}
+
 export function validateScope(scope: unknown): string {
   if (typeof scope !== 'string' || !SCOPE.test(scope)) {
     throw configError('scope', 'must be 1-64 characters of A-Z, a-z, 0-9, ".", "_", ":" or "-"', scope);

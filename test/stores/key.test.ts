@@ -7,6 +7,7 @@ import {
   defaultScope,
   encodeIdentifier,
   parseBucketKey,
+  scopeNamed,
   validateScope,
 } from '../../src/stores/key.js';
 import { pointed, withoutPointer } from '../harness/error-pointer.js';
@@ -119,5 +120,17 @@ describe('parseBucketKey', () => {
   it('refuses a key without a scope or an identifier', () => {
     for (const key of ['', 'api', '|id', 'api|', '{|id}:m', '{api|}:m', '{api}:m'])
       assert.equal(parseBucketKey(key), undefined, key);
+  });
+});
+
+describe('scopeNamed', () => {
+  it('keeps a name that is a scope, and hashes one that is not, never two names to one scope', () => {
+    assert.equal(scopeNamed('throttler:default', 'throttler.'), 'throttler:default');
+    const route = scopeNamed('fastify-rate-limit-GET/users/:id', 'frl-');
+    assert.match(route, /^frl-[A-Za-z0-9_-]{16}$/);
+    assert.equal(validateScope(route), route);
+    assert.notEqual(scopeNamed('GET/a', 'frl-'), scopeNamed('GET/b', 'frl-'));
+    assert.equal(scopeNamed('GET/a', 'frl-'), scopeNamed('GET/a', 'frl-'));
+    assert.match(scopeNamed('x'.repeat(65), 'frl-'), /^frl-/);
   });
 });
