@@ -60,10 +60,29 @@ describe("other rate limiters' options", () => {
     );
   });
 
-  it("Express: a typo of express-rate-limit's key is named, since any of its keys switches to its style", () => {
-    assert.equal(
-      refusal(() => express({ windowMS: 60_000 } as never)).message,
-      "`windowMS` is not an option of rateLimit; did you mean `windowMs`? (express-rate-limit's; any of its keys reads the options in its style)",
+  it("Express: express-rate-limit's keys, and a typo of one, name tollgate/express-rate-limit", () => {
+    const drop = "import rateLimit from 'tollgate/express-rate-limit'";
+    for (const key of [
+      'windowMs',
+      'limit',
+      'max',
+      'standardHeaders',
+      'keyGenerator',
+      'ipv6Subnet',
+      'validate',
+    ]) {
+      const { message } = refusal(() => express({ [key]: 1 } as never));
+      assert.ok(
+        message.startsWith(`\`${key}\` is not an option of rateLimit (an express-rate-limit option`),
+        message,
+      );
+      assert.ok(message.includes(drop), message);
+    }
+    const { message } = refusal(() => express({ windowMS: 60_000 } as never));
+    assert.ok(
+      message.startsWith('`windowMS` is not an option of rateLimit; did you mean `windowMs`?'),
+      message,
     );
+    assert.ok(message.includes(drop), message);
   });
 });

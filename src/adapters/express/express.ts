@@ -7,26 +7,7 @@ import type { RateLimitInfo } from '../../decision/rate-limit-info.js';
 import { createGate, type GateOutcome } from '../../gate/gate.js';
 import type { GateOptions } from '../../gate/options.js';
 import { whenOver } from '../../gate/response.js';
-import { expressRateLimit } from './express-rate-limit/express-rate-limit.js';
-import { expressRateLimitKey } from './express-rate-limit/keys.js';
 import { proxyWarning } from './proxy-warning.js';
-
-export { ipKeyGenerator } from './express-rate-limit/address.js';
-
-import {
-  EXPRESS_RATE_LIMIT_KEYS,
-  type ExpressRateLimitCompatOptions,
-  type ExpressRateLimitHandler,
-  type WithoutExpressRateLimitKeys,
-} from './express-rate-limit/types.js';
-
-export type {
-  DraftVersion,
-  ExpressRateLimitCompatOptions,
-  ExpressRateLimitHandler,
-  ExpressRateLimitResolvedOptions,
-  ValueOrFunction,
-} from './express-rate-limit/types.js';
 
 declare global {
   namespace Express {
@@ -37,42 +18,53 @@ declare global {
   }
 }
 
+/** express-rate-limit's own keys: its meaning lives at `tollgate/express-rate-limit`, so here each is refused. */
+const ERL_ONLY = [
+  'windowMs',
+  'limit',
+  'max',
+  'standardHeaders',
+  'keyGenerator',
+  'ipv6Subnet',
+  'requestPropertyName',
+  'passOnStoreError',
+  'retryAfter',
+  'validate',
+] as const;
+
+/** Said of each: what the subpath is, and Tollgate's own way to write the usual ones. */
+const ELSEWHERE = Object.fromEntries(
+  ERL_ONLY.map((key) => [
+    key,
+    "an express-rate-limit option: for its options and meaning, import rateLimit from 'tollgate/express-rate-limit'; " +
+      "in Tollgate's own, a window is `policy: fixedWindow({ limit, windowMs })`, the client `identifier`, the fields `headers`",
+  ]),
+);
+
+/** express-rate-limit's keys belong to `tollgate/express-rate-limit`: TypeScript flags them here. */
+type WithoutExpressRateLimitKeys = { readonly [K in (typeof ERL_ONLY)[number]]?: never };
+
 export interface ExpressRateLimitOptions extends GateOptions<Request, Response>, WithoutExpressRateLimitKeys {
   /** Answers a rejected request yourself (headers are already set). */
   readonly handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => unknown;
 }
 
-/** Keys that read the options in express-rate-limit's style, for the advice on a typo of one. */
-const ERL_STYLE = Object.fromEntries(
-  EXPRESS_RATE_LIMIT_KEYS.map((key) => [
-    key,
-    "express-rate-limit's; any of its keys reads the options in its style",
-  ]),
-);
-
 /**
- * Tollgate's options, or express-rate-limit's with its meaning: any key only it has (`windowMs`, `limit`, `max`,
- * `standardHeaders`, `keyGenerator`, `requestPropertyName`...) reads them all as it does (docs/migrating.md).
+ * Tollgate's middleware for Express 4 and 5, with Tollgate's options (docs/adapters.md). For express-rate-limit's
+ * options and meaning, `tollgate/express-rate-limit` is the drop-in (docs/migrating.md).
  *
  * @example
  * app.use(rateLimit({ requestsPerMinute: 300, scope: 'global' }));
- * app.use('/login', rateLimit({ windowMs: 15 * 60 * 1000, limit: 5, standardHeaders: 'draft-8' }));
+ * app.use('/login', rateLimit({ policy: fixedWindow({ limit: 5, windowMs: '15m' }), scope: 'login' }));
  */
-export function rateLimit(options?: ExpressRateLimitOptions): RequestHandler;
-export function rateLimit(options: ExpressRateLimitCompatOptions): ExpressRateLimitHandler;
-export function rateLimit(
-  options: ExpressRateLimitOptions | ExpressRateLimitCompatOptions = {},
-): RequestHandler {
-  const style = expressRateLimitKey(options);
-  if (style !== undefined) return expressRateLimit(options as ExpressRateLimitCompatOptions, style);
-  const native = options as ExpressRateLimitOptions;
-  const gate = createGate<Request, Response>(native, {
+export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
+  const gate = createGate<Request, Response>(options, {
     name: 'rateLimit',
     identifier: (req) => req.ip,
     options: ['handler'],
-    elsewhere: ERL_STYLE,
+    elsewhere: ELSEWHERE,
   });
-  const handler = optionalFunction('handler', native.handler);
+  const handler = optionalFunction('handler', options.handler);
   const warn = proxyWarning(gate.logger);
 
   const answer = async (
@@ -116,7 +108,7 @@ export function rateLimit(
 }
 
 /**
- * The default export too, as express-rate-limit has one: `import rateLimit from 'tollgate/express'` keeps working.
+ * The default export too: `import rateLimit from 'tollgate/express'`.
  * @alias
  */
 export default rateLimit;

@@ -1,13 +1,41 @@
-// Express's trust-proxy trap, told once per middleware: behind a proxy that is not trusted, every client is one.
+// Express's trust-proxy traps, each told once per middleware: no proxy trusted behind one, or more trusted than exist.
 import type { Request } from 'express';
 import type { Logger } from '../../core/logger.js';
 
-/** Warns, on the first request that shows it, that `X-Forwarded-For` arrives while 'trust proxy' is off. */
+export const PERMISSIVE_TRUST_PROXY =
+  "Express's 'trust proxy' setting is true, or trusts more proxies than this request came through, so the client " +
+  'address is read from an X-Forwarded-For the client can forge: anyone can pick any identity, and a fresh limit with ' +
+  "each. Set app.set('trust proxy', <number of proxies you control>).";
+
+/**
+ * Whether Express would take the client address from an entry the client itself wrote: `trust proxy` true, or a hop
+ * count above the proxies this request passed, which is its number of X-Forwarded-For entries (each proxy adds one,
+ * the one that connected included). Express reads the address N hops back from the socket, the left-most entry when
+ * there are no more, so with N above the entries a client that adds one more entry is believed.
+ */
+export function permissiveTrustProxy(req: Request): boolean {
+  const trust: unknown = req.app.get('trust proxy');
+  if (trust === true) return true;
+  if (typeof trust !== 'number') return false;
+  const forwarded = req.headers['x-forwarded-for'];
+  const hops = forwarded === undefined ? 0 : String(forwarded).split(',').length;
+  return trust > hops;
+}
+
+/**
+ * Warns, on the first request that shows it, that `X-Forwarded-For` arrives while 'trust proxy' is off, and, apart,
+ * that 'trust proxy' lets a client choose its own address.
+ */
 export function proxyWarning(logger: Logger): (req: Request) => void {
-  let warned = false;
+  let untrusted = false;
+  let permissive = false;
   return (req) => {
-    if (warned || req.headers['x-forwarded-for'] === undefined || req.app.get('trust proxy')) return;
-    warned = true;
+    if (!permissive && permissiveTrustProxy(req)) {
+      permissive = true;
+      logger.warn(`[tollgate] ${PERMISSIVE_TRUST_PROXY}`);
+    }
+    if (untrusted || req.headers['x-forwarded-for'] === undefined || req.app.get('trust proxy')) return;
+    untrusted = true;
     logger.warn(
       "[tollgate] X-Forwarded-For is present but Express's 'trust proxy' is off, so every client behind the " +
         "proxy shares one bucket. Set app.set('trust proxy', <number of proxies you control>).",

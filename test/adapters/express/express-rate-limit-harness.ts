@@ -5,7 +5,6 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { mock } from 'node:test';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import { degradedResponse, type Store, type StoreRequest } from '../../../src/stores/store.js';
 
 /** 2026-01-01T12:00:00.250Z: a quarter second past the second, so every rounding to seconds shows. */
@@ -16,7 +15,10 @@ export interface Step {
   readonly advance?: number;
   /** '/' answers 200, '/fail' 500, '/missing' 404; '/held/<id>' waits for `release: '<id>'`, then answers 500. */
   readonly path?: string;
-  /** Sent with the request: `x-forwarded-for` picks the client (the app trusts one proxy). */
+  /**
+   * Sent with the request: `x-forwarded-for` picks the client (the app trusts one proxy). Without it, a request to an
+   * app trusting proxies carries the entry its proxy would add, the socket's address.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /** Answers the held request of that id (with 500) and records its answer at this point of the sequence. */
   readonly release?: string;
@@ -47,14 +49,16 @@ function snapshot(figures: unknown): unknown {
 }
 
 /**
- * Builds an app (trusting one proxy, so `x-forwarded-for` names the client) with `limiter` in front of the routes,
+ * Builds an app (trusting one proxy unless told, so `x-forwarded-for` names the client) with the limiters in front of
+ * the routes,
  * and runs `steps` on a clock mocked to start at T0. Each request goes out on its own connection after the
  * previous answer, and its record waits for the server to have finished the response.
  */
 export async function runSequence(
-  makeLimiter: () => RequestHandler,
+  makeLimiter: () => RequestHandler | RequestHandler[],
   steps: readonly Step[],
   property = 'rateLimit',
+  trustProxy: unknown = 1,
 ): Promise<Answer[]> {
   mock.timers.enable({ apis: ['Date'], now: T0 });
   const finished = new Map<string, Promise<unknown>>();
@@ -70,7 +74,7 @@ export async function runSequence(
     return entry;
   };
   const app = express();
-  app.set('trust proxy', 1);
+  app.set('trust proxy', trustProxy);
   app.use((req, res, next) => {
     const figures = () => snapshot((req as unknown as Record<string, unknown>)[property]);
     readers.set(req.get('x-step') ?? '', figures);
@@ -104,13 +108,19 @@ export async function runSequence(
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const answers: Answer[] = [];
+  const proxied = typeof trustProxy === 'number' && trustProxy > 0;
+  const headersOf = (step: Step, id: string) => ({
+    ...(proxied ? { 'x-forwarded-for': '127.0.0.1' } : {}),
+    ...step.headers,
+    'x-step': id,
+  });
   try {
     for (const [index, step] of steps.entries()) {
       if (step.advance !== undefined) mock.timers.tick(step.advance);
       if (step.abandon) {
         abandoned = abandonment();
         const id = String(index);
-        const status = await abandon(port, { ...step.headers, 'x-step': id }, abandoned.arrived.promise);
+        const status = await abandon(port, headersOf(step, id), abandoned.arrived.promise);
         if (status === undefined) await abandoned.answered.promise;
         answers.push({ status, headers: {}, body: '', figures: readers.get(id)?.() });
       } else if (step.release !== undefined) {
@@ -120,7 +130,7 @@ export async function runSequence(
       } else {
         const id = String(index);
         const path = step.path ?? '/';
-        const answer = send(port, path, { ...step.headers, 'x-step': id }).then(async (reply) => ({
+        const answer = send(port, path, headersOf(step, id)).then(async (reply) => ({
           ...reply,
           figures: await finished.get(id),
         }));
@@ -209,11 +219,10 @@ function compared(headers: IncomingHttpHeaders): Record<string, string> {
   return kept;
 }
 
-export const store = () => new MemoryStore({ autoCleanup: false });
 export const quiet = () => ({ warn: mock.fn(), error: mock.fn() });
 
-/** An app with `limiter` before GET /, whose error handler answers `{ error: code }` with 500. */
-export async function serve(limiter: RequestHandler) {
+/** An app with `limiter` (or several) before GET /, whose error handler answers `{ error: code }` with 500. */
+export async function serve(limiter: RequestHandler | RequestHandler[]) {
   const errors: unknown[] = [];
   const app = express();
   app.use(limiter);

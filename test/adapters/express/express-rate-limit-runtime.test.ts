@@ -1,247 +1,243 @@
-// express-rate-limit's style where the differential test cannot reach: store failures and fallbacks, a full hit
-// counter, failures handed to Express, the instance methods, observers and the trust-proxy warning.
+// tollgate/express-rate-limit beyond the request sequences: its stores read directly beside express-rate-limit's,
+// store failures, Tollgate stores given as `store`, and what differs on purpose.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import type { Request, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from '../../../src/adapters/express/express.js';
-import type { Decision } from '../../../src/decision/decision.js';
-import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
-import type { Store } from '../../../src/stores/store.js';
-import { quiet, serve, store, unreachable } from './express-rate-limit-harness.js';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, it, mock } from 'node:test';
+import express, { type RequestHandler } from 'express';
+import * as erl from 'express-rate-limit';
+import * as ours from '../../../src/adapters/express/express-rate-limit/index.js';
+import { MemoryStore as TollgateMemoryStore } from '../../../src/stores/memory/memory-store.js';
+import { quiet, serve, T0, unreachable } from './express-rate-limit-harness.js';
+import { forgeryTable, SETTINGS } from './trust-proxy-forgery.js';
 
-describe("express-rate-limit's style: beyond the differential test", () => {
-  it('passOnStoreError: false (the default) hands Express an error, true lets the request through uncounted', async () => {
-    const closed = await serve(rateLimit({ windowMs: 1000, limit: 1, store: unreachable() }));
-    try {
-      const answer = await closed.get();
-      assert.deepEqual([answer.status, answer.body], [500, { error: 'ERR_TOLLGATE_STORE' }]);
-    } finally {
-      await closed.close();
-    }
-    const open = await serve(
-      rateLimit({ windowMs: 1000, limit: 1, store: unreachable(), passOnStoreError: true }),
-    );
-    try {
-      for (let i = 0; i < 2; i++) {
-        const answer = await open.get();
-        assert.deepEqual([answer.status, answer.body], [200, { figures: null }]);
-        assert.equal(answer.headers.get('x-ratelimit-limit'), null);
-      }
-    } finally {
-      await open.close();
-    }
+const { rateLimit, tollgateStore } = ours;
+const MINUTE = 60_000;
+const options = { windowMs: MINUTE } as ours.Options;
+
+/**
+ * One walk through a store's reads and writes on the mocked clock, each read recorded as it was then
+ * (express-rate-limit's MemoryStore answers with its live record).
+ */
+async function walk(store: ours.Store, [a, b]: readonly [string, string] = ['a', 'b']): Promise<unknown[]> {
+  mock.timers.enable({ apis: ['Date'], now: T0 });
+  try {
+    await store.init?.(options);
+    const seen: unknown[] = [];
+    const note = (...reads: (ours.ClientRateLimitInfo | undefined)[]) =>
+      seen.push(...reads.map((read) => (read === undefined ? read : asRead(read))));
+    note(await store.get?.(a));
+    await store.increment(a);
+    mock.timers.tick(1000);
+    note(await store.increment(a), await store.get?.(a));
+    await store.decrement(a);
+    await store.decrement(a);
+    await store.decrement(a);
+    note(await store.get?.(a));
+    note(await store.increment(b));
+    await store.decrement(b);
+    note(await store.get?.(b));
+    mock.timers.tick(MINUTE);
+    note(await store.get?.(a), await store.increment(a));
+    await store.resetKey(a);
+    note(await store.get?.(a));
+    return seen;
+  } finally {
+    mock.timers.reset();
+  }
+}
+
+/** A read as it was then, its window end in epoch ms (the mocked clock's dates are of its own class). */
+function asRead({ totalHits, resetTime }: ours.ClientRateLimitInfo) {
+  return { totalHits, resetTime: resetTime?.getTime() };
+}
+
+describe('tollgate/express-rate-limit stores read as express-rate-limit MemoryStore', () => {
+  it('MemoryStore and a Tollgate store given as store: the same hits, window ends, and a window emptied by decrement', async () => {
+    const expected = await walk(new erl.MemoryStore() as never);
+    // Every hit given back: the window stays, with 0 hits, in the same millisecond as later.
+    assert.deepEqual(expected[3], { totalHits: 0, resetTime: T0 + MINUTE });
+    assert.deepEqual(expected[5], { totalHits: 0, resetTime: T0 + 1000 + MINUTE });
+    assert.deepEqual(await walk(new ours.MemoryStore()), expected);
+    const counted = new TollgateMemoryStore({ clock: () => Date.now(), autoCleanup: false });
+    assert.deepEqual(await walk(tollgateStore(counted)), expected);
   });
 
-  it('a throwing keyGenerator, skip, limit or handler reaches the app error handler once, as with express-rate-limit', async () => {
-    const boom = () => {
-      throw Object.assign(new Error('boom'), { code: 'BOOM' });
-    };
-    for (const options of [
-      { keyGenerator: boom },
-      { skip: boom },
-      { limit: boom },
-      { limit: 0, handler: boom },
-    ]) {
+  it('an empty key and a number are keys like any other: counted, given back, read and reset', async () => {
+    const keys = ['', 7 as unknown as string] as const;
+    const expected = await walk(new erl.MemoryStore() as never, keys);
+    assert.deepEqual(expected[0], undefined);
+    assert.deepEqual(await walk(new ours.MemoryStore(), keys), expected);
+    const counted = new TollgateMemoryStore({ clock: () => Date.now(), autoCleanup: false });
+    assert.deepEqual(await walk(tollgateStore(counted), keys), expected);
+  });
+
+  it('getKey and resetKey on the middleware reach the store', async () => {
+    const store = new ours.MemoryStore();
+    const limiter = rateLimit({ limit: 1, store });
+    const app = await serve(limiter as RequestHandler);
+    try {
+      await app.get();
+      assert.equal((await limiter.getKey('::ffff:127.0.0.1'))?.totalHits, undefined);
+      assert.equal((await limiter.getKey('127.0.0.1'))?.totalHits, 1);
+      await limiter.resetKey('127.0.0.1');
+      assert.equal(await limiter.getKey('127.0.0.1'), undefined);
+    } finally {
+      await app.close();
+      store.shutdown();
+    }
+  });
+});
+
+describe('tollgate/express-rate-limit: draft-8 fields of stacked limiters', () => {
+  it('each limiter appends its policy to RateLimit and RateLimit-Policy', async () => {
+    const draft8 = { standardHeaders: 'draft-8', legacyHeaders: false } as const;
+    const app = await serve([
+      rateLimit({ windowMs: 15 * MINUTE, limit: 100, ...draft8 }),
+      rateLimit({ windowMs: MINUTE, limit: 5, ...draft8 }),
+    ] as never);
+    try {
+      const { headers } = await app.get();
+      assert.equal(headers.get('ratelimit'), '"100-in-15min"; r=99; t=900, "5-in-1min"; r=4; t=60');
+      assert.match(
+        headers.get('ratelimit-policy') ?? '',
+        /^"100-in-15min"; q=100; w=900; pk=:.+:, "5-in-1min"; q=5; w=60; pk=:.+:$/,
+      );
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('tollgate/express-rate-limit: store failures', () => {
+  const failing = () => ({
+    increment: async () => {
+      throw new Error('down');
+    },
+    decrement: async () => undefined,
+    resetKey: async () => undefined,
+  });
+  for (const [name, store] of [
+    ['an express-rate-limit store that throws', failing],
+    ['a Tollgate store that cannot reach its data', unreachable],
+  ] as const)
+    it(`${name}: an Express error, or under passOnStoreError a pass, logged where express-rate-limit logs it`, async () => {
+      const closed = await serve(rateLimit({ limit: 1, store: store() as never }));
+      try {
+        assert.equal((await closed.get()).status, 500);
+        assert.equal(closed.errors.length, 1);
+      } finally {
+        await closed.close();
+      }
       const logger = quiet();
-      const app = await serve(rateLimit({ windowMs: 1000, logger, ...options } as never));
-      try {
-        assert.deepEqual(await app.get().then(({ status, body }) => [status, body]), [
-          500,
-          { error: 'BOOM' },
-        ]);
-        // The app's error handler reports it: Tollgate logging it as well would tell of one failure twice.
-        assert.equal(app.errors.length, 1);
-        assert.equal(logger.error.mock.callCount(), 0, Object.keys(options).join());
-      } finally {
-        await app.close();
-      }
-    }
-  });
-
-  it('a full hit counter denies whatever the limit, and a limit function above what it holds is an error', async () => {
-    // A window of 2^49 ms holds 3 hits (their product stays below 2^51): the 4th is denied at a limit of 3.
-    const denying = (req: Request, res: Response) => {
-      const { limit, used, remaining } = req.rateLimit ?? {};
-      res.status(429).json({ limit, used, remaining });
-    };
-    for (const limit of [3, () => 3]) {
-      const app = await serve(
-        rateLimit({
-          windowMs: 2 ** 49,
-          limit,
-          store: store(),
-          keyGenerator: () => 'alice',
-          handler: denying,
-        }),
+      const open = await serve(
+        rateLimit({ limit: 1, store: store() as never, passOnStoreError: true, logger }),
       );
       try {
-        const answers = [];
-        for (let i = 0; i < 5; i++) answers.push(await app.get());
-        assert.deepEqual(
-          answers.map(({ status }) => status),
-          [200, 200, 200, 429, 429],
+        const { status, body } = await open.get();
+        assert.deepEqual([status, body], [200, { figures: null }]);
+        assert.equal(
+          logger.error.mock.calls[0]?.arguments[1],
+          'express-rate-limit: error from store, allowing request without rate-limiting.',
         );
-        // The counter holds 3, so the 4th hit is the least it can tell.
-        assert.deepEqual(answers[3]?.body, { limit: 3, used: 4, remaining: 0 });
       } finally {
-        await app.close();
+        await open.close();
       }
-    }
-    const above = await serve(rateLimit({ windowMs: 2 ** 49, limit: () => 4, store: store() }));
-    try {
-      assert.deepEqual(await above.get().then(({ status, body }) => [status, body]), [
-        500,
-        { error: 'ERR_TOLLGATE_ARGUMENT' },
-      ]);
-      assert.match(String((above.errors[0] as Error).message), /at most 3 with this `windowMs` \(gave 4\)/);
-    } finally {
-      await above.close();
-    }
-  });
-
-  it("a decision the store's memory fallback made reaches onDecision (metrics) marked degraded", async () => {
-    const inner = store();
-    const fallback: Store = {
-      evaluate: async (request) => ({ ...(await inner.evaluate(request)), degraded: 'fallback' }),
-      reset: (keys) => inner.reset(keys),
-    };
-    const heard: Decision[] = [];
-    const app = await serve(
-      rateLimit({
-        limit: 1,
-        store: fallback,
-        onDecision: ({ decision }) => {
-          heard.push(decision);
-        },
-      }),
-    );
-    try {
-      const allowed = await app.get();
-      assert.equal(allowed.status, 200);
-      assert.equal((await app.get()).status, 429);
-      assert.deepEqual(
-        heard.map(({ allowed, degraded }) => [allowed, degraded]),
-        [
-          [true, 'fallback'],
-          [false, 'fallback'],
-        ],
-      );
-    } finally {
-      await app.close();
-    }
-  });
-
-  it('resetKey forgets a client; getKey reads its hits and its window end without counting', async () => {
-    const clock = { now: 1_000_000 };
-    const limiter = rateLimit({
-      windowMs: 60_000,
-      limit: 1,
-      store: new MemoryStore({ clock: () => clock.now, autoCleanup: false }),
-      keyGenerator: () => 'alice',
     });
-    const app = await serve(limiter);
-    try {
-      assert.equal(await limiter.getKey('alice'), undefined);
-      assert.equal((await app.get()).status, 200);
-      assert.equal((await app.get()).status, 429);
-      assert.deepEqual(await limiter.getKey('alice'), { totalHits: 2, resetTime: new Date(1_060_000) });
-      assert.deepEqual(await limiter.getKey('alice'), { totalHits: 2, resetTime: new Date(1_060_000) });
-      await limiter.resetKey('alice');
-      assert.equal(await limiter.getKey('alice'), undefined);
-      assert.equal((await app.get()).status, 200);
-    } finally {
-      await app.close();
-    }
-  });
 
-  it("onDecision (tollgate/metrics, tollgate/otel) hears each decision as express-rate-limit's style made it", async () => {
-    const events: { allowed: boolean; limit: number; remaining: number; scope: string; shadow: boolean }[] =
-      [];
-    const logger = quiet();
-    let throwOnce = true;
-    const app = await serve(
-      rateLimit({
-        limit: 1,
-        scope: 'login',
-        store: store(),
-        keyGenerator: () => 'alice',
-        logger,
-        onDecision: ({ decision, scope, shadow }) => {
-          events.push({
-            allowed: decision.allowed,
-            limit: decision.limit,
-            remaining: decision.remaining,
-            scope,
-            shadow,
-          });
-          if (throwOnce) {
-            throwOnce = false;
-            throw new Error('observer failed');
-          }
-        },
-      }),
-    );
+  it('a store of express-rate-limit 5, with incr(key, callback), counts through promises', async () => {
+    const hits = new Map<string, number>();
+    const legacy = {
+      incr: (
+        key: string,
+        done: (error: Error | undefined, hits: number, reset: Date | undefined) => void,
+      ) => {
+        hits.set(key, (hits.get(key) ?? 0) + 1);
+        done(undefined, hits.get(key) ?? 0, undefined);
+      },
+      decrement: () => undefined,
+      resetKey: (key: string) => void hits.delete(key),
+    };
+    const app = await serve(rateLimit({ limit: 1, store: legacy }));
     try {
       assert.deepEqual([(await app.get()).status, (await app.get()).status], [200, 429]);
-      assert.deepEqual(events, [
-        { allowed: true, limit: 1, remaining: 0, scope: 'login', shadow: false },
-        { allowed: false, limit: 1, remaining: 0, scope: 'login', shadow: false },
-      ]);
-      assert.equal(logger.error.mock.callCount(), 1);
     } finally {
       await app.close();
     }
   });
 
-  it('warns once of X-Forwarded-For without trust proxy, unless validate turns that check off', async () => {
-    for (const [validate, warnings] of [
-      [undefined, 1],
-      [false, 0],
-      [{ xForwardedForHeader: false }, 0],
-      [{ default: false }, 0],
-      [{ default: false, xForwardedForHeader: true }, 1],
-      [{ trustProxy: false }, 1],
-    ] as const) {
-      const logger = quiet();
-      const app = await serve(
-        rateLimit({ limit: 9, logger, ...(validate === undefined ? {} : { validate }) }),
-      );
-      try {
-        for (let i = 0; i < 2; i++) await app.get({ 'x-forwarded-for': '203.0.113.1' });
-      } finally {
-        await app.close();
-      }
-      assert.equal(logger.warn.mock.callCount(), warnings, JSON.stringify(validate));
+  it('an invalid logger or store throws a TypeError at wire-up, as in express-rate-limit', () => {
+    for (const make of [erl.rateLimit, rateLimit] as const) {
+      assert.throws(() => make({ logger: { warn: () => undefined } as never }), TypeError);
+      assert.throws(() => make({ store: { increment: () => undefined } as never }), TypeError);
     }
   });
+});
 
-  it("is typed by the style its keys choose: erl's callbacks get (req, res), its handler the options", async () => {
-    const limiter = rateLimit({
-      windowMs: 60_000,
-      limit: 1,
-      store: store(),
-      keyGenerator: (req, res) => `${req.ip}:${res.statusCode}`,
-      handler: (_req, res, _next, options) => res.status(options.statusCode).send({ said: options.message }),
-    });
-    const app = await serve(limiter);
+describe('tollgate/express-rate-limit: on purpose unlike express-rate-limit', () => {
+  it('a keyGenerator giving a number, with draft-8: limited by its string form (express-rate-limit answers 500)', async () => {
+    const make = (limit: typeof rateLimit) =>
+      limit({ limit: 1, standardHeaders: 'draft-8', keyGenerator: () => 7 as never });
+    const theirs = await serve(make(erl.rateLimit as never));
+    const mine = await serve(make(rateLimit));
     try {
-      assert.equal((await app.get()).status, 200);
-      const denied = await app.get();
-      assert.deepEqual(
-        [denied.status, denied.body],
-        [429, { said: 'Too many requests, please try again later.' }],
-      );
+      assert.equal((await theirs.get()).status, 500);
+      assert.deepEqual([(await mine.get()).status, (await mine.get()).status], [200, 429]);
     } finally {
-      await app.close();
+      await Promise.all([theirs.close(), mine.close()]);
     }
   });
 
-  it("ipKeyGenerator: express-rate-limit's helper, IPv4 as is and IPv6 by its network", () => {
-    assert.equal(ipKeyGenerator('203.0.113.7'), '203.0.113.7');
-    assert.equal(ipKeyGenerator('::ffff:203.0.113.7'), '203.0.113.7');
-    assert.equal(ipKeyGenerator('2001:db8:1:2:3:4:5:6'), '2001:db8:1::/56');
-    assert.equal(ipKeyGenerator('2001:db8:1:2:3:4:5:6', 64), '2001:db8:1:2::/64');
-    assert.equal(ipKeyGenerator('2001:db8:1:2:3:4:5:6', false), '2001:db8:1:2:3:4:5:6');
-    assert.throws(() => ipKeyGenerator('::1', 0), { option: 'ipv6Subnet' });
+  it('trust proxy counting more proxies than the request passed: ERR_ERL_PERMISSIVE_TRUST_PROXY (express-rate-limit warns of true only)', async () => {
+    const logger = quiet();
+    const app = express();
+    app.set('trust proxy', 3);
+    app.use(rateLimit({ limit: 5, logger }));
+    app.get('/', (_req, res) => {
+      res.send('ok');
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      await fetch(url, { headers: { 'x-forwarded-for': '203.0.113.1' } });
+      await fetch(url, { headers: { 'x-forwarded-for': '203.0.113.2' } });
+      const codes = logger.error.mock.calls.map((call) => (call.arguments[0] as { code: string }).code);
+      assert.deepEqual(codes, ['ERR_ERL_PERMISSIVE_TRUST_PROXY']);
+      assert.match(String(logger.error.mock.calls[0]?.arguments[0]), /forge/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('ERR_ERL_PERMISSIVE_TRUST_PROXY exactly where a client-added X-Forwarded-For entry would be req.ip', async () => {
+    const rows = await forgeryTable(express, SETTINGS, () => {
+      const logger = quiet();
+      return {
+        handler: rateLimit({ limit: 5, logger }),
+        warned: () =>
+          logger.error.mock.calls.some(
+            (call) => (call.arguments[0] as { code?: string }).code === 'ERR_ERL_PERMISSIVE_TRUST_PROXY',
+          ),
+      };
+    });
+    for (const row of rows) assert.equal(row.warned, row.believed, JSON.stringify(row));
+  });
+
+  it('ipKeyGenerator gives the keys express-rate-limit gives', () => {
+    const addresses = [
+      '1.2.3.4',
+      '::ffff:1.2.3.4',
+      '::1.2.3.4',
+      '::1',
+      '::',
+      '2001:db8:1:2:3:4:5:6',
+      'not an ip',
+    ];
+    for (const ip of addresses)
+      for (const subnet of [undefined, false, 0, 32, 48, 56, 64, 100, 128] as const)
+        assert.equal(ours.ipKeyGenerator(ip, subnet), erl.ipKeyGenerator(ip, subnet), `${ip} /${subnet}`);
+    assert.throws(() => ours.ipKeyGenerator('2001:db8::1', 48.5));
+    assert.throws(() => erl.ipKeyGenerator('2001:db8::1', 48.5));
   });
 });

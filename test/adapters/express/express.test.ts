@@ -18,6 +18,7 @@ import {
   silentLogger,
   unitsLeft,
 } from '../../../src/testing/adapter-contract.js';
+import { forgeryTable, SETTINGS } from './trust-proxy-forgery.js';
 
 /** Acts out the contract's route plan; a throw goes to the app's error handler. */
 async function serve(plan: RoutePlan, res: Response): Promise<void> {
@@ -98,3 +99,48 @@ for (const [name, createApp] of [
     });
   });
 }
+
+describe("tollgate/express: a 'trust proxy' that lets a client pick its own address", () => {
+  for (const [setting, forwarded] of [
+    [true, '203.0.113.1'],
+    [3, '203.0.113.1'],
+  ] as const)
+    it(`'trust proxy' ${setting} with X-Forwarded-For ${forwarded}: warned of once, naming the forgery`, async () => {
+      const logger = silentLogger();
+      const app = express();
+      app.set('trust proxy', setting);
+      app.use(rateLimit({ requestsPerMinute: 10, store: new MemoryStore({ autoCleanup: false }), logger }));
+      app.get('/', (_req, res) => {
+        res.send('ok');
+      });
+      const server = await listen(createServer(app));
+      try {
+        for (const address of [forwarded, '203.0.113.2', '203.0.113.3'])
+          await request(server, { 'X-Forwarded-For': address });
+        assert.equal(logger.warn.mock.callCount(), 1);
+        assert.match(String(logger.warn.mock.calls[0]?.arguments[0]), /forge.*any identity/);
+      } finally {
+        await server.close();
+      }
+    });
+
+  for (const [name, createApp] of [
+    ['Express 5', express],
+    ['Express 4', express4 as unknown as typeof express],
+  ] as const)
+    it(`${name}: warned of exactly where a client-added X-Forwarded-For entry would be req.ip`, async () => {
+      const rows = await forgeryTable(createApp, SETTINGS, () => {
+        const logger = silentLogger();
+        const store = new MemoryStore({ autoCleanup: false });
+        return {
+          handler: rateLimit({ requestsPerMinute: 10, store, logger }),
+          warned: () => logger.warn.mock.calls.some((call) => /forge/.test(String(call.arguments[0]))),
+        };
+      });
+      for (const row of rows) assert.equal(row.warned, row.believed, JSON.stringify(row));
+      // No proxy at all under 'trust proxy' 1, and two trusted behind one: both let a client pick its address.
+      const at = (trust: unknown, entries: number) =>
+        rows.find((row) => row.trust === trust && row.entries === entries);
+      assert.deepEqual([at(1, 0)?.warned, at(2, 1)?.warned, at(1, 1)?.warned], [true, true, false]);
+    });
+});

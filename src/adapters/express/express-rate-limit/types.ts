@@ -1,132 +1,128 @@
-// express-rate-limit 8's options as Tollgate's Express middleware takes them, and what its `handler` is given.
+// express-rate-limit 8's public types, as its own declarations name them, so code typed against it compiles unchanged.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Duration } from '../../../core/duration.js';
-import type { Logger } from '../../../core/logger.js';
-import type { DecisionEvent } from '../../../gate/options.js';
-import type { Store } from '../../../stores/store.js';
+import type { Store as TollgateStore } from '../../../stores/store.js';
 
-/** A value, or a function of the request and its response returning one (sync or async), as erl takes them. */
-export type ValueOrFunction<T> = T | ((req: Request, res: Response) => T | Promise<T>);
+/** A value the middleware asks of each request: sync or async. */
+export type ValueDeterminingMiddleware<T> = (request: Request, response: Response) => T | Promise<T>;
 
-export type DraftVersion = 'draft-6' | 'draft-7' | 'draft-8';
+export type LoggerFn = (error: unknown, message?: string) => void;
+/** What the middleware reports through: console by default, pino and winston fit. */
+export type Logger = { error: LoggerFn; warn: LoggerFn };
 
-/** express-rate-limit 8's validation names: `validate` takes them, though only `xForwardedForHeader` has a twin. */
-export const VALIDATIONS = [
-  'default',
-  'ip',
-  'trustProxy',
-  'xForwardedForHeader',
-  'forwardedHeader',
-  'positiveHits',
-  'unsharedStore',
-  'singleCount',
-  'limit',
-  'draftPolliHeaders',
-  'onLimitReached',
-  'headersDraftVersion',
-  'headersResetTime',
-  'knownOptions',
-  'validationsConfig',
-  'creationStack',
-  'ipv6Subnet',
-  'ipv6SubnetOrKeyGenerator',
-  'keyGeneratorIpFallback',
-  'windowMs',
-] as const;
+export type RateLimitExceededEventHandler = (
+  request: Request,
+  response: Response,
+  next: NextFunction,
+  optionsUsed: Options,
+) => void;
+export type RateLimitReachedEventHandler = (
+  request: Request,
+  response: Response,
+  optionsUsed: Options,
+) => void;
 
-/** express-rate-limit 8's options with its meaning, plus Tollgate's `scope`; `store` must be a Tollgate store. */
-export interface ExpressRateLimitCompatOptions {
-  /** The window, anchored at the client's first request in it: ms, or a duration such as '15m'. Default 60000. */
-  readonly windowMs?: Duration;
-  /**
-   * Requests per window, or a function of the request giving them. Default 5. At most 2^51 / `windowMs` (868749 for
-   * 30 days): the hits of a window are counted up to that.
-   */
-  readonly limit?: ValueOrFunction<number>;
-  /** express-rate-limit's older name of `limit` (`limit` wins when both are given). */
-  readonly max?: ValueOrFunction<number>;
-  /** The rejection's body, sent with `res.send` (a string as is, an object as JSON). */
-  readonly message?: ValueOrFunction<unknown>;
-  /** Default 429. */
-  readonly statusCode?: number;
-  readonly handler?: (
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    options: ExpressRateLimitResolvedOptions,
-  ) => unknown;
-  /** `X-RateLimit-Limit/Remaining/Reset`, the reset in epoch seconds. Default true. */
-  readonly legacyHeaders?: boolean;
-  /** The IETF draft's fields: `true` is 'draft-6'. Default false. */
-  readonly standardHeaders?: boolean | DraftVersion;
-  /** The policy's name in draft-8's fields. Default `<limit>-in-<window>`, such as `100-in-15min`. */
-  readonly identifier?: ValueOrFunction<string>;
-  /** `Retry-After` on a rejection, in seconds, instead of the wait until the window ends. */
-  readonly retryAfter?: ValueOrFunction<number>;
-  /** Where the figures go on the request. Default 'rateLimit'. */
-  readonly requestPropertyName?: string;
-  readonly skip?: (req: Request, res: Response) => boolean | Promise<boolean>;
-  readonly skipFailedRequests?: boolean;
-  readonly skipSuccessfulRequests?: boolean;
-  readonly requestWasSuccessful?: (req: Request, res: Response) => boolean | Promise<boolean>;
-  /** The client's key. Default: its address, IPv6 grouped by `ipv6Subnet`. */
-  readonly keyGenerator?: (req: Request, res: Response) => string | Promise<string>;
-  /** The prefix length IPv6 clients are grouped by; false: each address alone. Default 56. */
-  readonly ipv6Subnet?: number | false | ((req: Request, res: Response) => number | Promise<number>);
-  /** A Tollgate store (MemoryStore, RedisStore). Default: a MemoryStore of this limiter's own. */
-  readonly store?: Store;
-  /** While the store is unreachable: let requests through (true) or hand the error to Express (false, default). */
-  readonly passOnStoreError?: boolean;
-  /** false, or `{ xForwardedForHeader: false }`, silences the trust-proxy warning; other names are accepted. */
-  readonly validate?: boolean | Readonly<Partial<Record<(typeof VALIDATIONS)[number], boolean>>>;
-  readonly logger?: Logger;
-  /** Tollgate's bucket namespace: needed when several such limiters share one `store`. */
-  readonly scope?: string;
-  /** Tollgate's observer (`tollgate/metrics`, `tollgate/otel`), told each decision as this style made it. */
-  readonly onDecision?: (event: DecisionEvent, req: Request) => void;
-}
+/** A client's hits in its window, and when the window ends (a store may not know). */
+export type ClientRateLimitInfo = { totalHits: number; resetTime: Date | undefined };
+export type IncrementResponse = ClientRateLimitInfo;
+export type IncrementCallback = (
+  error: Error | undefined,
+  totalHits: number,
+  resetTime: Date | undefined,
+) => void;
 
-/** The keys only express-rate-limit has: any of them reads the options with its meaning. */
-export const EXPRESS_RATE_LIMIT_KEYS = [
-  'windowMs',
-  'limit',
-  'max',
-  'standardHeaders',
-  'keyGenerator',
-  'ipv6Subnet',
-  'requestPropertyName',
-  'passOnStoreError',
-  'retryAfter',
-  'validate',
-] as const;
+/** The middleware, with a client's count to read and to forget. */
+export type RateLimitRequestHandler = RequestHandler & {
+  resetKey: (key: string) => void;
+  getKey: (key: string) => Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined;
+};
 
-type ExpressRateLimitKey = (typeof EXPRESS_RATE_LIMIT_KEYS)[number];
+/** A store of express-rate-limit 5 and older, with a callback: still accepted. */
+export type LegacyStore = {
+  incr: (key: string, callback: IncrementCallback) => void;
+  decrement: (key: string) => void;
+  resetKey: (key: string) => void;
+  resetAll?: () => void;
+};
 
-/**
- * None of those keys: Tollgate's own options say so, so that TypeScript types a call with one of them (and its
- * callbacks' parameters) by express-rate-limit's options.
- */
-export type WithoutExpressRateLimitKeys = { readonly [K in ExpressRateLimitKey]?: never };
+/** The store interface every express-rate-limit store implements (rate-limit-redis, rate-limit-postgresql...). */
+export type Store = {
+  init?: (options: Options) => void | Promise<void>;
+  get?: (key: string) => Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined;
+  increment: (key: string) => Promise<IncrementResponse> | IncrementResponse;
+  decrement: (key: string) => Promise<void> | void;
+  resetKey: (key: string) => Promise<void> | void;
+  resetAll?: () => Promise<void> | void;
+  shutdown?: () => Promise<void> | void;
+  /** True when no other store instance can see this one's keys (a memory store). */
+  localKeys?: boolean;
+  prefix?: string;
+};
 
-/** What `handler` gets as its fourth argument: the options with express-rate-limit's defaults filled in. */
-export interface ExpressRateLimitResolvedOptions extends ExpressRateLimitCompatOptions {
-  /** In ms, a duration string read. */
-  readonly windowMs: number;
-  readonly limit: ValueOrFunction<number>;
-  readonly message: ValueOrFunction<unknown>;
-  readonly statusCode: number;
-  readonly legacyHeaders: boolean;
-  readonly standardHeaders: false | DraftVersion;
-  readonly requestPropertyName: string;
-  readonly skipFailedRequests: boolean;
-  readonly skipSuccessfulRequests: boolean;
-  readonly passOnStoreError: boolean;
-}
+export type DraftHeadersVersion = 'draft-6' | 'draft-7' | 'draft-8';
 
-/** The middleware, with express-rate-limit's instance methods. */
-export interface ExpressRateLimitHandler extends RequestHandler {
-  /** Forgets a client's count, so its next request starts a fresh window. */
-  resetKey(key: string): Promise<void>;
-  /** A client's hits in its current window and when that ends; undefined when it has none. */
-  getKey(key: string): Promise<{ totalHits: number; resetTime: Date } | undefined>;
-}
+/** The checks `validate` switches, by name (each is one of `CHECKS` in validations.ts). */
+export type ValidationName =
+  | 'ip'
+  | 'trustProxy'
+  | 'xForwardedForHeader'
+  | 'forwardedHeader'
+  | 'positiveHits'
+  | 'unsharedStore'
+  | 'singleCount'
+  | 'limit'
+  | 'draftPolliHeaders'
+  | 'onLimitReached'
+  | 'headersDraftVersion'
+  | 'headersResetTime'
+  | 'knownOptions'
+  | 'validationsConfig'
+  | 'creationStack'
+  | 'ipv6Subnet'
+  | 'ipv6SubnetOrKeyGenerator'
+  | 'keyGeneratorIpFallback'
+  | 'windowMs';
+
+/** `default` stands for every check not named. */
+export type EnabledValidations = { [key in ValidationName | 'default']?: boolean };
+
+export type Options = {
+  windowMs: number;
+  limit: number | ValueDeterminingMiddleware<number>;
+  // biome-ignore lint/suspicious/noExplicitAny: anything res.send takes
+  message: any | ValueDeterminingMiddleware<any>;
+  statusCode: number;
+  legacyHeaders: boolean;
+  standardHeaders: boolean | DraftHeadersVersion;
+  identifier: string | ValueDeterminingMiddleware<string>;
+  retryAfter?: number | ValueDeterminingMiddleware<number>;
+  requestPropertyName: string;
+  skipFailedRequests: boolean;
+  skipSuccessfulRequests: boolean;
+  keyGenerator: ValueDeterminingMiddleware<string>;
+  ipv6Subnet: 64 | 60 | 56 | 52 | 50 | 48 | 32 | number | ValueDeterminingMiddleware<number> | false;
+  handler: RateLimitExceededEventHandler;
+  skip: ValueDeterminingMiddleware<boolean>;
+  requestWasSuccessful: ValueDeterminingMiddleware<boolean>;
+  /** Any express-rate-limit store, or a Tollgate store (RedisStore, MemoryStore) counting under the prefix 'erl'. */
+  store: Store | LegacyStore | TollgateStore;
+  validate: boolean | EnabledValidations;
+  /** express-rate-limit 6's name of `legacyHeaders`. */
+  headers?: boolean;
+  /** The older name of `limit`. */
+  max?: number | ValueDeterminingMiddleware<number>;
+  passOnStoreError: boolean;
+  logger: Logger;
+};
+
+/** The figures set on the request (`req.rateLimit`, or `requestPropertyName`). */
+export type RateLimitInfo = {
+  limit: number;
+  used: number;
+  remaining: number;
+  resetTime: Date | undefined;
+  key: string;
+};
+
+export type AugmentedRequest = Request & { [key: string]: RateLimitInfo };
+
+export type Client = { totalHits: number; resetTime: Date };
