@@ -11,6 +11,7 @@ import {
   pluginPlan,
   routePlan,
 } from './options.js';
+import { unencapsulated } from './plugin-meta.js';
 
 export { type FastifyRateLimitHook, RateLimitError } from './hook.js';
 export type {
@@ -119,8 +120,4 @@ function limitsItself(route: RouteOptions): boolean {
  * app.get('/quota', async (request) => ({ remaining: request.rateLimit?.remaining }));
  * ```
  */
-export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = Object.assign(plugin, {
-  // What fastify-plugin sets, without making it a runtime dependency: skip encapsulation, name the plugin.
-  [Symbol.for('skip-override')]: true,
-  [Symbol.for('fastify.display-name')]: 'tollgate',
-});
+export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = unencapsulated(plugin, 'tollgate');
