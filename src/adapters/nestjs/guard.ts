@@ -1,9 +1,11 @@
 // The NestJS guard: asks the route's gate, sets the headers on the platform's response, throws the rejection.
 import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { Decision } from '../../decision/decision.js';
 import type { RateLimitInfo } from '../../decision/rate-limit-info.js';
 import { isNodeResponse, type NodeResponse, whenOver } from '../../gate/response.js';
-import type { RateLimitGates } from './gates.js';
+import { httpParts, type RequestParts, wsException, wsRequest } from './contexts.js';
+import type { NestGate, RateLimitGates } from './gates.js';
 import type { HttpRequest } from './options.js';
 
 /** The token of the app's gates, provided by TollgateModule. */
@@ -27,9 +29,11 @@ export class RateLimitException extends HttpException {
 }
 
 /**
- * Limits HTTP routes with the options of TollgateModule, or of the route's @RateLimit. Bind it app-wide with
+ * Limits routes with the options of TollgateModule, or of the route's @RateLimit. Bind it app-wide with
  * `TollgateModule.forRoot({ global: true })`, or per controller or handler with `@UseGuards(RateLimitGuard)`.
- * Other contexts (WebSocket gateways, microservices) pass untouched.
+ * HTTP and GraphQL requests (the request and response of the GraphQL context) are answered with a
+ * RateLimitException; a WebSocket message is counted for its client's address and refused with a WsException the
+ * gateway sends its client. Microservice contexts pass untouched.
  *
  * @example
  * ```ts
@@ -51,14 +55,17 @@ export class RateLimitGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') return true;
+    const type = context.getType<string>();
+    if (type !== 'http' && type !== 'graphql' && type !== 'ws') return true;
     const gate = this.#gates.forRoute([context.getHandler(), context.getClass()]);
     if (gate === undefined) return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<HttpRequest>();
+    if (type === 'ws') return message(gate, wsRequest(context) as unknown as HttpRequest);
+    const parts = httpParts(context) as RequestParts;
+    // A GraphQL context without the request still counts, as a client of unknown address.
+    const request = (parts.request ?? { headers: {} }) as HttpRequest;
     if (seen.has(request)) return true;
     seen.add(request);
-    const response: unknown = http.getResponse();
+    const { response } = parts;
     const outcome = await gate.check(request);
     if (outcome.action === 'fail')
       throw new HttpException(outcome.body as Record<string, unknown>, outcome.status, {
@@ -66,7 +73,9 @@ export class RateLimitGuard implements CanActivate {
       });
     // Through the platform's adapter: Express's `res.set`, Fastify's `reply.header`.
     const { httpAdapter } = this.#adapterHost;
-    for (const [name, value] of Object.entries(outcome.headers)) httpAdapter.setHeader(response, name, value);
+    if (typeof response === 'object' && response !== null)
+      for (const [name, value] of Object.entries(outcome.headers))
+        httpAdapter.setHeader(response, name, value);
     if (outcome.info !== undefined) request.rateLimit = outcome.info;
     if (outcome.action === 'reject') throw new RateLimitException(outcome.body, outcome.status, outcome.info);
     const { complete } = outcome;
@@ -86,18 +95,36 @@ export class RateLimitGuard implements CanActivate {
           'do nothing); use the Express or Fastify platform',
       );
     }
-    // Only the slot: `complete` would count the request as failed (no status), and skipFailedRequests would
-    // then refund every request, leaving the route unlimited.
-    outcome.decision?.release?.().catch((error: unknown) => {
-      try {
-        gate.logger.error(
-          error,
-          '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
-        );
-      } catch {}
-    });
+    releaseNow(gate, outcome.decision);
     return true;
   }
+}
+
+/**
+ * A WebSocket message: counted for its client's address, refused with an exception the gateway sends its client
+ * (`{ event: 'exception', data: { status: 'error', message } }`). A message has no end Nest tells of, so a
+ * concurrency slot is freed as it is admitted.
+ */
+async function message(gate: NestGate, request: HttpRequest): Promise<boolean> {
+  const outcome = await gate.check(request);
+  if (outcome.action !== 'next') throw wsException(outcome.body as string | object);
+  releaseNow(gate, outcome.decision);
+  return true;
+}
+
+/**
+ * Only the slot: `complete` would count the request as failed (no status), and skipFailedRequests would then
+ * refund every request, leaving the route unlimited.
+ */
+function releaseNow(gate: NestGate, decision: Decision | undefined): void {
+  decision?.release?.().catch((error: unknown) => {
+    try {
+      gate.logger.error(
+        error,
+        '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
+      );
+    } catch {}
+  });
 }
 
 /** Express hands the node:http response itself, Fastify its reply with the response as `raw`. */

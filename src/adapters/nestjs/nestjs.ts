@@ -2,7 +2,8 @@
  * NestJS 12 support, on the Express and Fastify platforms: TollgateModule registers the store and default limits
  * once, RateLimitGuard enforces them, and @RateLimit / @SkipRateLimit change them per controller or handler.
  * A rejection is a RateLimitException (429 by default) for Nest's exception filters to answer, with the rate-limit
- * headers already on the response; the route reads its figures from `request.rateLimit`.
+ * headers already on the response; the route reads its figures from `request.rateLimit`. GraphQL resolvers are
+ * limited by their context's request, and WebSocket messages by their client's address, refused with a WsException.
  *
  * @module
  * @example
