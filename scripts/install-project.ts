@@ -1,6 +1,6 @@
 // What the install check shares: this checkout's manifest, the check list, and running commands in a project.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +13,13 @@ export const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf
 };
 /** What failed so far: the check exits 1 when any did. */
 export const failures: string[] = [];
+/**
+ * Node's flag that turns `require()` of an ES module off (on by default from Node 20.19): CommonJS code run with it
+ * shows that nothing it loads relies on that, as on every Node 20 before 20.19. Empty where Node has no such flag.
+ */
+export const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
 
 /** One line of the report, `ok` or `FAIL`, and the miss remembered. */
 export function check(ok: boolean, what: string, detail = ''): void {
@@ -33,6 +40,48 @@ export function node(cwd: string, args: readonly string[]): { status: number; ou
     const failed = error as { status?: number; stdout?: string; stderr?: string };
     return { status: failed.status ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
   }
+}
+
+/**
+ * A command's exit status, what it printed and all its output (stdout then stderr, a warning of Node's included),
+ * without blocking the checks that run beside it.
+ */
+export function runAsync(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+): Promise<{ status: number; stdout: string; output: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, encoding: 'utf8', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ status, stdout, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+/** `npm install` of `packages` in the project, from the registry (cached packages first); throws when it fails. */
+export async function npmInstall(project: string, packages: readonly string[]): Promise<void> {
+  const args = ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packages];
+  const installed = await runAsync('npm', args, project);
+  if (installed.status !== 0)
+    throw new Error(`npm ${args.join(' ')} in ${project}: ${tail(installed.output)}`);
+}
+
+/** An empty project of that module `type` in `dir`, then `packages` installed in it. */
+export async function freshProject(
+  dir: string,
+  type: 'module' | 'commonjs',
+  packages: readonly string[],
+): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'app', private: true, type })}\n`);
+  await npmInstall(dir, packages);
+  return dir;
+}
+
+/** `tollgate` and its subpath, as an app names them: `.` is `tollgate`, `./node` is `tollgate/node`. */
+export function specifierOf(subpath: string): string {
+  return `${manifest.name}${subpath.slice(1)}`;
 }
 
 /** The end of a long output: a failed suite's summary and its last failures. */

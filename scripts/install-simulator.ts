@@ -24,7 +24,8 @@ export async function simulatorProblems(project: string, paths: readonly string[
   try {
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`no URL within 10 s: ${out}`)), 10_000);
+      // Generous: the bundlers beside this check work on this process's thread and may hold its timers back.
+      const timer = setTimeout(() => reject(new Error(`no URL within 30 s: ${out}`)), 30_000);
       child.stdout?.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         if (out.includes('\n')) {

@@ -1,8 +1,6 @@
 // An optional peer dependency loaded on first use, so the subpath that needs it imports in any install.
-import { createRequire } from 'node:module';
 import { environmentError } from './errors.js';
-
-const require = createRequire(import.meta.url);
+import { requireFromHere } from './module-location.js';
 
 /**
  * The package `name`, or a configuration error saying that `caller` needs it (with `otherwise`, the way to go
@@ -10,7 +8,7 @@ const require = createRequire(import.meta.url);
  */
 export function optionalPeer<T>(name: string, caller: string, otherwise = ''): T {
   try {
-    return require(name) as T;
+    return requireFromHere()(name) as T;
   } catch (cause) {
     if ((cause as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw cause;
     throw environmentError(

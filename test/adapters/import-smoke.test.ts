@@ -1,4 +1,5 @@
-// Every subpath loads from the built dist/ through the package's own exports, and optional frameworks stay unloaded.
+// Every subpath loads from the built dist/ through the package's own exports, imported and required alike, and
+// optional frameworks stay unloaded.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,12 +10,12 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
   name: string;
-  exports: Record<string, string | { default: string }>;
+  exports: Record<string, string | { import: { default: string } }>;
 };
 
-/** Subpath -> its built file, for every entry point except package.json. */
+/** Subpath -> its built ES module, for every entry point except package.json. */
 const entries = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
-  typeof target === 'object' ? [{ subpath, file: resolve(root, target.default) }] : [],
+  typeof target === 'object' ? [{ subpath, file: resolve(root, target.import.default) }] : [],
 );
 
 /**
@@ -44,12 +45,47 @@ const EXPECTED: Record<string, readonly string[]> = {
   ],
   './store': ['bucketKey', 'degradedResponse', 'evaluatePolicies', 'isStore', 'memberOf', 'parseBucketKey'],
   './gate': ['createGate', 'whenOver'],
-  './express': ['default', 'ipKeyGenerator', 'rateLimit'],
+  './express': ['default', 'rateLimit'],
+  './express-rate-limit': [
+    'DAY',
+    'HOUR',
+    'MINUTE',
+    'MemoryStore',
+    'SECOND',
+    'default',
+    'ipKeyGenerator',
+    'rateLimit',
+    'tollgateStore',
+  ],
   './fastify': ['RateLimitError', 'rateLimit'],
+  './fastify-rate-limit': ['default', 'fastifyRateLimit', 'normalizeIP'],
   './hono': ['rateLimit'],
   './koa': ['rateLimit'],
   './node': ['rateLimit', 'withRateLimit'],
   './nestjs': ['RateLimit', 'RateLimitException', 'RateLimitGuard', 'SkipRateLimit', 'TollgateModule'],
+  './nestjs-throttler': [
+    'DEFAULT_IPV6_SUBNET_PREFIX',
+    'DEFAULT_SWEEP_INTERVAL',
+    'InjectThrottlerOptions',
+    'InjectThrottlerStorage',
+    'SkipThrottle',
+    'StoreThrottlerStorage',
+    'Throttle',
+    'ThrottlerException',
+    'ThrottlerGuard',
+    'ThrottlerModule',
+    'ThrottlerStorage',
+    'ThrottlerStorageService',
+    'days',
+    'getOptionsToken',
+    'getStorageToken',
+    'hours',
+    'minutes',
+    'normalizeIp',
+    'seconds',
+    'throttlerMessage',
+    'weeks',
+  ],
   './redis': ['RedisStore'],
   './admin': [
     'MAX_LISTED_IDENTIFIERS',
@@ -84,6 +120,11 @@ const EXPECTED: Record<string, readonly string[]> = {
     'streamedChunks',
   ],
 };
+
+/** Node's flag that turns require() of ES modules off, where it has one: the CommonJS build must not need it. */
+const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
 
 const OPTIONAL_FRAMEWORKS = /^(fastify|fastify-plugin|hono|@hono\/|koa|@nestjs\/[^/]+)(\/|$)/;
 
@@ -124,6 +165,38 @@ describe('import smoke test on dist/', () => {
     });
   }
 
+  it("require() of each subpath, with Node's require() of ES modules off, has the exports its import() has", () => {
+    const built = entries.filter(({ file }) => existsSync(file)).map(({ subpath }) => subpath);
+    // Nest 12 is itself ES modules only: its subpaths need require() of ES modules for Nest, not for tollgate.
+    const keys = {
+      ...requiredKeys(
+        built.filter((subpath) => !subpath.startsWith('./nestjs')),
+        NO_REQUIRE_ESM,
+      ),
+      ...requiredKeys(
+        built.filter((subpath) => subpath.startsWith('./nestjs')),
+        [],
+      ),
+    };
+    for (const subpath of built)
+      assert.deepEqual(keys[subpath]?.sort(), [...(EXPECTED[subpath] ?? [])].sort(), subpath);
+  });
+
+  it('an app loading both builds keeps one default store and one shared-scope warning', () => {
+    const script = `const warnings = [];
+      process.on('warning', (warning) => warnings.push(warning.code));
+      const commonJs = require('${manifest.name}');
+      import('${manifest.name}').then((esModule) => {
+        const first = commonJs.createLimiter({ policy: commonJs.fixedWindow({ limit: 1, windowMs: '1m' }) });
+        const second = esModule.createLimiter({ policy: esModule.fixedWindow({ limit: 1, windowMs: '1m' }) });
+        const allowed = [first, second].map((limiter) => limiter.consumeSync('client').allowed);
+        setImmediate(() => process.stdout.write(JSON.stringify({ allowed, warnings })));
+      });`;
+    const seen = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' }));
+    // The second limiter, of the other build, spends from the same bucket: one quota per client, as with one build.
+    assert.deepEqual(seen, { allowed: [true, false], warnings: ['TOLLGATE_SHARED_SCOPE'] });
+  });
+
   it('the Fastify plugin skips encapsulation, as fastify-plugin would', async () => {
     const { rateLimit } = (await import(`${manifest.name}/fastify`)) as Record<
       string,
@@ -132,7 +205,7 @@ describe('import smoke test on dist/', () => {
     assert.equal(rateLimit?.[Symbol.for('skip-override')], true);
   });
 
-  for (const subpath of ['.', './express']) {
+  for (const subpath of ['.', './express', './express-rate-limit']) {
     it(`${subpath} never loads Fastify, Hono, Koa or NestJS`, () => {
       const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
       const { static: statically, dynamic } = reachableBareImports(file);
@@ -145,7 +218,7 @@ describe('import smoke test on dist/', () => {
 
   // Observability is opt-in: only tollgate/metrics may load prom-client, only tollgate/otel OpenTelemetry, and
   // nothing in the library loads pino.
-  for (const subpath of ['.', './express', './admin']) {
+  for (const subpath of ['.', './express', './express-rate-limit', './admin']) {
     it(`${subpath} never loads prom-client, OpenTelemetry or pino`, () => {
       const file = entries.find((entry) => entry.subpath === subpath)?.file ?? '';
       const { static: statically, dynamic } = reachableBareImports(file);
@@ -177,6 +250,17 @@ describe('import smoke test on dist/', () => {
     assert.ok(dynamic.has('@hono/node-server/conninfo'));
   });
 });
+
+/** What `require()` of each of `subpaths` holds, required in a process of its own run with `flags`. */
+function requiredKeys(subpaths: readonly string[], flags: readonly string[]): Record<string, string[]> {
+  const specifiers = subpaths.map((subpath) => [subpath, `${manifest.name}${subpath.slice(1)}`]);
+  const script = `const keys = {};
+    for (const [subpath, specifier] of ${JSON.stringify(specifiers)}) keys[subpath] = Object.keys(require(specifier));
+    process.stdout.write(JSON.stringify(keys));`;
+  return JSON.parse(
+    execFileSync(process.execPath, [...flags, '-e', script], { cwd: root, encoding: 'utf8' }),
+  );
+}
 
 /** dist/x/y.js -> src/x/y.ts */
 function sourceOf(built: string): string {

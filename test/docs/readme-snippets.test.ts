@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   readonly scripts: Record<string, string>;
-  readonly exports: Record<string, string | { readonly default?: string }>;
+  readonly exports: Record<string, string | { readonly import?: { readonly default?: string } }>;
 };
 const PRELOAD = pathToFileURL(fileURLToPath(new URL('snippet-preload.ts', import.meta.url))).href;
 /** Starting tsx and a framework takes a second or two on a slow machine; nothing here should take ten times that. */
@@ -97,7 +97,7 @@ function snippets(blocks: readonly CodeBlock[], dir: string): Snippet[] {
 function sourcePaths(): Record<string, string[]> {
   const paths: Record<string, string[]> = {};
   for (const [subpath, target] of Object.entries(PACKAGE.exports)) {
-    const built = typeof target === 'string' ? target : target.default;
+    const built = typeof target === 'string' ? target : target.import?.default;
     if (built === undefined || !built.startsWith('./dist/')) continue;
     const source = `src/${built.slice('./dist/'.length).replace(/\.js$/, '.ts')}`;
     paths[`tollgate${subpath.slice(1)}`] = [join(ROOT, source)];

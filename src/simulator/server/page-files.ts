@@ -1,9 +1,8 @@
 // The simulator page's files, served from a fixed table: no part of a request's URL ever reaches the file system.
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-
-/** `simulator/` at the package root, three levels above this module, both in src/simulator/server/ and in dist/simulator/server/. */
-const PAGE_DIR = new URL('../../../simulator/', import.meta.url);
+import { join } from 'node:path';
+import { packageRoot } from '../../core/module-location.js';
 
 export interface PageFile {
   /** Relative to the page directory. */
@@ -49,7 +48,8 @@ export const PAGE_FILES: ReadonlyMap<string, PageFile> = new Map(
 
 /** Answers 200 with the file; rejects if it cannot be read. */
 export async function sendPageFile(res: ServerResponse, page: PageFile): Promise<void> {
-  const body = await readFile(new URL(page.file, PAGE_DIR));
+  // `simulator/` at the package root, found when a page file is first asked for rather than as the module loads.
+  const body = await readFile(join(packageRoot(), 'simulator', page.file));
   res.statusCode = 200;
   res.setHeader('Content-Type', page.type);
   res.setHeader('Content-Length', body.length);
