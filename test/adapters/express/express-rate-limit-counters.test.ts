@@ -137,3 +137,17 @@ describe('tollgate/express-rate-limit: counters on a Tollgate store', () => {
     assert.match(String(logger.error.mock.calls[0]?.arguments[0]), /tollgateStore\(store, \{ prefix/);
   });
 });
+
+describe('tollgate/express-rate-limit: MemoryStore on its own', () => {
+  it('counts before any limiter calls init, in the default window, and forgets a key reset, as the original does', async () => {
+    for (const Store of [erl.MemoryStore, ours.MemoryStore]) {
+      const store = new Store();
+      assert.equal((await store.increment('k')).totalHits, 1, Store.name);
+      assert.equal((await store.increment('k')).totalHits, 2, Store.name);
+      assert.notEqual(await store.get('k'), undefined);
+      await store.resetKey('k');
+      assert.equal(await store.get('k'), undefined);
+      store.shutdown();
+    }
+  });
+});

@@ -4,6 +4,9 @@ import { TollgateCounter } from './tollgate-counter.js';
 import type { ClientRateLimitInfo, Options } from './types.js';
 import type { Validations } from './validations.js';
 
+/** express-rate-limit's window when none is given. */
+export const DEFAULT_WINDOW_MS = 60_000;
+
 /**
  * Counts in this process, each instance apart (the default store of every limiter is one of its own): a window per
  * client opened by its first hit. At most 100,000 clients are held; past that the one nearest its window's end is
@@ -22,6 +25,8 @@ export class MemoryStore extends TollgateCounter {
     // Read through a function, not captured: express-rate-limit's store follows Date.now wherever it is set.
     super(new BoundedMemoryStore({ clock: () => Date.now() }));
     this.#validations = validations;
+    // A store used on its own, before any limiter calls `init`, counts in the default window, as the original's does.
+    super.init({ windowMs: DEFAULT_WINDOW_MS } as Options);
   }
 
   /**

@@ -3,7 +3,7 @@ import { isIPv6 } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { type Store as CountingStore, isStore } from '../../../stores/store.js';
 import { ipKeyGenerator } from './ip-key-generator.js';
-import { MemoryStore } from './memory-store.js';
+import { DEFAULT_WINDOW_MS, MemoryStore } from './memory-store.js';
 import { counterOver } from './tollgate-counter.js';
 import type {
   ClientRateLimitInfo,
@@ -72,7 +72,7 @@ export function parseOptions(passed: Partial<Options>): Config {
 /** express-rate-limit's defaults; those that read other options read them from the finished `config`. */
 function defaults(config: () => Config, given: Partial<Options>) {
   return {
-    windowMs: 60_000,
+    windowMs: DEFAULT_WINDOW_MS,
     limit: given.max ?? 5,
     message: 'Too many requests, please try again later.',
     statusCode: 429,
