@@ -50,10 +50,7 @@ interface Batch {
   readonly waitedSince?: number;
 }
 
-type BatchSettings = Pick<
-  RedisStoreSettings,
-  'keyPrefix' | 'ttlMs' | 'commandTimeoutMs' | 'clock' | 'cluster'
->;
+type BatchSettings = Pick<RedisStoreSettings, 'keyPrefix' | 'commandTimeoutMs' | 'clock' | 'cluster'>;
 
 export class Batcher {
   readonly #settings: BatchSettings;
