@@ -118,4 +118,19 @@ describeWithRedis('local deny cache', () => {
       await Promise.all([cached.close(), direct.close()]);
     }
   });
+  it('answers only the limits that were denied: a limiter with other limits on the same buckets asks Redis', async (t) => {
+    // A rate limit service reloads its configuration into new limiters over the same scope, so that counts survive
+    // a raised limit; a denial remembered under the old limit must not outlive it.
+    const store = new RedisStore({ url: server.url, commandTimeoutMs: 5000 });
+    t.after(() => store.close());
+    const scope = 'raised';
+    const low = createLimiter({ policy: fixedWindow({ limit: 2, windowMs: '1h' }), store, scope });
+    const high = createLimiter({ policy: fixedWindow({ limit: 5, windowMs: '1h' }), store, scope });
+    for (let i = 0; i < 2; i++) assert.equal((await low.consume('client')).allowed, true);
+    assert.equal((await low.consume('client')).allowed, false);
+    assert.equal((await low.consume('client')).allowed, false, 'the denial is remembered for the old limits');
+    const raised = await high.consume('client');
+    assert.equal(raised.allowed, true, 'the raised limit admits at once');
+    assert.equal(raised.remaining, 2, 'from the count the old limits left');
+  });
 });

@@ -1,9 +1,12 @@
 // A local memory of denials, so a client flooding past its limit costs no Redis round trip until its retry time.
+import type { AnyPolicy } from '../../policies/policy.js';
 import type { StoreResponse } from '../store.js';
 
 interface Denial {
   readonly response: StoreResponse;
   readonly cost: number;
+  /** The limits it was denied under: a limiter's own array, the same object on each of its requests. */
+  readonly policies: readonly AnyPolicy[];
   /** Local monotonic ms when the denial was made and when waiting could first cure it. */
   readonly at: number;
   readonly until: number;
@@ -15,8 +18,9 @@ interface Denial {
  * would have allowed; the one exception is a reset made by another process, seen at `until` at the latest.
  * The wait told is Redis's own, unless other instances spent from the same bucket meanwhile (then the real
  * wait is longer, and the client's retry is simply denied again). Any other cost fits sooner or waits longer,
- * so it goes to Redis, and this process's own admitted requests drop the entry (`delete`). Denials that no
- * wait cures (-1) are not cached: they are rare and change only through configuration.
+ * so it goes to Redis, and this process's own admitted requests drop the entry (`delete`). So do other limits on
+ * the same buckets (a configuration reloaded into new limiters, keeping the counts): a raised limit admits at once.
+ * Denials that no wait cures (-1) are not cached: they are rare and change only through configuration.
  */
 export class DenyCache {
   readonly #entries = new Map<string, Denial>();
@@ -28,8 +32,8 @@ export class DenyCache {
     this.#now = now;
   }
 
-  /** The cached denial for `key` at this cost, re-aged to now; undefined when Redis must decide. */
-  get(key: string, cost: number): StoreResponse | undefined {
+  /** The cached denial for `key` at this cost under these limits, re-aged to now; undefined when Redis must decide. */
+  get(key: string, cost: number, policies: readonly AnyPolicy[]): StoreResponse | undefined {
     const denial = this.#entries.get(key);
     if (denial === undefined) return undefined;
     const now = this.#now();
@@ -38,7 +42,7 @@ export class DenyCache {
       return undefined;
     }
     // Another cost fits sooner or waits longer; a clock that went back (an injected one) makes waits longer.
-    if (cost !== denial.cost || now < denial.at) return undefined;
+    if (cost !== denial.cost || policies !== denial.policies || now < denial.at) return undefined;
     const elapsed = Math.ceil(now - denial.at);
     // Field by field: a spread (`{ ...result, ... }`) is slow on Node 20, and this is the path a flood takes.
     return {
@@ -53,12 +57,18 @@ export class DenyCache {
     };
   }
 
-  /** Remembers a denial whose binding wait is `retryAfterMs`. */
-  set(key: string, cost: number, response: StoreResponse, retryAfterMs: number): void {
+  /** Remembers a denial under `policies` whose binding wait is `retryAfterMs`. */
+  set(
+    key: string,
+    cost: number,
+    policies: readonly AnyPolicy[],
+    response: StoreResponse,
+    retryAfterMs: number,
+  ): void {
     if (retryAfterMs <= 0) return;
     if (this.#entries.size >= this.#maxEntries) this.#evict();
     const at = this.#now();
-    this.#entries.set(key, { response, cost, at, until: at + retryAfterMs });
+    this.#entries.set(key, { response, cost, policies, at, until: at + retryAfterMs });
   }
 
   delete(key: string): void {

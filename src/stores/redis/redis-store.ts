@@ -100,7 +100,7 @@ export class RedisStore implements Store {
   ): StoreResponse | Promise<StoreResponse> {
     // Only a plain consume repeats a denial: a booking request may be admitted ahead, and a peek is a look.
     if (request.action === 'consume' && !request.maxDelayMs && this.#denials !== undefined) {
-      const cached = this.#denials.get(firstKey, request.cost);
+      const cached = this.#denials.get(firstKey, request.cost, request.policies);
       if (cached !== undefined) {
         this.metrics.localDenials++;
         if (trace !== undefined) trace.denyCache = true;
@@ -212,7 +212,13 @@ export class RedisStore implements Store {
     this.metrics.decisions++;
     if (request.action !== 'peek' && this.#denials !== undefined) {
       if (request.action === 'consume' && !response.allowed)
-        this.#denials.set(firstKey, request.cost, response, retryAfter(request.policies, response));
+        this.#denials.set(
+          firstKey,
+          request.cost,
+          request.policies,
+          response,
+          retryAfter(request.policies, response),
+        );
       else this.#denials.delete(firstKey);
     }
     resolve(response);
