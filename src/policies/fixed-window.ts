@@ -37,7 +37,11 @@ export function fixedWindow(options: WindowOptions): Policy<FixedWindowState> {
   };
 }
 
-function transition(
+/**
+ * Counts a request into the window `state` holds, or into one opened now when it has ended: the aligned window
+ * shares these steps, handing them the window it opened itself.
+ */
+export function transition(
   limit: number,
   windowMs: number,
   state: FixedWindowState | undefined,
@@ -82,7 +86,7 @@ function transition(
  * and lasts: a window opened since (by a later request) never held them, and one that has ended is at rest anyway.
  * Units spent at a clock behind the stored window's start could be either, so they stay counted.
  */
-function refund(
+export function refund(
   windowMs: number,
   state: FixedWindowState | undefined,
   nowMs: number,
@@ -111,14 +115,12 @@ export const START_COUNT_STATE = `
     set_state(key, string.format('%d:%d', st[1], st[2]), ttl)
   end,`;
 
-/** The Lua twin; state is the string "start:count". */
+/**
+ * The body of a Lua twin's `decide` over a "start:count" state: the fixed window's steps, which the aligned window
+ * takes after opening its own window (`st`, `now_ms`, `cost` and `p` in scope, as `decide` has them).
+ */
 // Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
-export const fixedWindowLua = `
-{
-  at_rest = function(st, p) return st[1] + p[2] end,
-${START_COUNT_STATE}
-  decide = function(st, now_ms, cost, p)
-    local limit, window = p[1], p[2]
+export const START_COUNT_DECIDE = `    local limit, window = p[1], p[2]
     local start, count = now_ms, 0
     if st then start, count = st[1], st[2] end
     local now = math.max(now_ms, start)
@@ -132,9 +134,11 @@ ${START_COUNT_STATE}
     local reset, retry = 0, -1
     if count > 0 then reset = window_end end
     if cost <= limit then retry = window_end end
-    return 0, limit - count, reset, retry, nil, 0
-  end,
-  refund = function(st, now_ms, cost, p, lease, spent_at)
+    return 0, limit - count, reset, retry, nil, 0`;
+
+/** A Lua twin's `refund` over a "start:count" state, as `refund` above: the fixed and the aligned window's. */
+// Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
+export const START_COUNT_REFUND = `  refund = function(st, now_ms, cost, p, lease, spent_at)
     if not st then return nil end
     local window = p[2]
     local start, count = st[1], st[2]
@@ -143,7 +147,18 @@ ${START_COUNT_STATE}
       return nil
     end
     return { start, math.max(0, count - cost) }, stop - now_ms
+  end,`;
+
+/** The Lua twin; state is the string "start:count". */
+// Stryker disable next-line StringLiteral: Lua text; the differential suite checks it against a real Redis
+export const fixedWindowLua = `
+{
+  at_rest = function(st, p) return st[1] + p[2] end,
+${START_COUNT_STATE}
+  decide = function(st, now_ms, cost, p)
+${START_COUNT_DECIDE}
   end,
+${START_COUNT_REFUND}
 }
 `;
 

@@ -1,4 +1,5 @@
 // The built-in policies, their Lua twins by kind (the twins every Redis engine carries) and their descriptions.
+import { alignedWindowLua } from './aligned-window.js';
 import { concurrencyDescription, concurrencyLua } from './concurrency.js';
 import type { PolicyDescription } from './description.js';
 import { fixedWindowDescription, fixedWindowLua } from './fixed-window.js';
@@ -8,6 +9,7 @@ import { slidingWindowDescription, slidingWindowLua } from './sliding-window.js'
 import { slidingWindowCounterDescription, slidingWindowCounterLua } from './sliding-window-counter.js';
 import { tokenBucketDescription, tokenBucketLua } from './token-bucket.js';
 
+export { type AlignedWindowState, alignedWindow } from './aligned-window.js';
 export { type ConcurrencyOptions, type ConcurrencyState, concurrency } from './concurrency.js';
 export type { PolicyDescription, PolicyField } from './description.js';
 export { evaluatePolicies, type Operation, type StateWrite, type StoreAction } from './evaluate.js';
@@ -30,6 +32,7 @@ export type { WindowOptions } from './window-options.js';
 export const builtInTwins: Readonly<Record<PolicyKind, string>> = {
   'token-bucket': tokenBucketLua,
   'fixed-window': fixedWindowLua,
+  'aligned-window': alignedWindowLua,
   'sliding-window': slidingWindowLua,
   'sliding-window-counter': slidingWindowCounterLua,
   concurrency: concurrencyLua,

@@ -1,4 +1,4 @@
-// Options shared by the three window policies, validated in one place.
+// Options shared by the window policies, validated in one place.
 import type { Duration } from '../core/duration.js';
 import { parseDuration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
@@ -21,7 +21,19 @@ export function windowParams(options: WindowOptions): { limit: number; windowMs:
   return { limit, windowMs };
 }
 
-/** A window spec's options and the page's form for them: the same for the three window kinds. */
+/**
+ * The limit and the window each below 2^51, for a window that never multiplies them: an aligned window counts
+ * against the limit and measures time against the window, so a million a month (a product past 2^51) stays exact.
+ */
+export function windowLimits(options: WindowOptions): { limit: number; windowMs: number } {
+  const limit = nonNegativeInteger('limit', options.limit);
+  const windowMs = parseDuration('windowMs', options.windowMs);
+  if (limit >= MAX_SPAN) throw configError('limit', 'must stay below 2^51', limit);
+  if (windowMs >= MAX_SPAN) throw configError('windowMs', 'must stay below 2^51 ms', windowMs);
+  return { limit, windowMs };
+}
+
+/** A window spec's options and the page's form for them: the same for every window kind. */
 export const WINDOW_SPEC = {
   options: ['name', 'limit', 'windowMs'],
   fields: [

@@ -17,6 +17,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { alignedWindow } from '../../src/policies/aligned-window.js';
 import { lockout } from '../../src/policies/lockout.js';
 import { encodeIdentifier } from '../../src/stores/key.js';
 import type { RedisStore, RedisStoreOptions } from '../../src/stores/redis/index.js';
@@ -44,6 +45,7 @@ const policyOf: Record<string, fc.Arbitrary<AnyPolicy[]>> = {
     .record({ capacity: limit, refillPerSecond: fc.constantFrom(0, 0.25, 0.5, 1, 3, 7, 1000, 4000) })
     .map((o) => [tokenBucket(o)]),
   'fixed-window': fc.record({ limit, windowMs }).map((o) => [fixedWindow(o)]),
+  'aligned-window': fc.record({ limit, windowMs }).map((o) => [alignedWindow(o)]),
   'sliding-window': fc.record({ limit, windowMs }).map((o) => [slidingWindow(o)]),
   'sliding-window-counter': fc.record({ limit, windowMs }).map((o) => [slidingWindowCounter(o)]),
   'burst+sustained': fc

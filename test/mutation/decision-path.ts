@@ -14,6 +14,7 @@ import '../core/integer.test.js';
 import '../policies/lua-twins.test.js';
 import '../policies/token-bucket.test.js';
 import '../policies/fixed-window.test.js';
+import '../policies/aligned-window.test.js';
 import '../policies/sliding-window.test.js';
 import '../policies/sliding-window-counter.test.js';
 import '../limiter/refund.test.js';

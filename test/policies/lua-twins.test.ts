@@ -7,6 +7,7 @@ it('each policy kind has a Lua twin with load, save, decide and refund', () => {
   const kinds = [
     'token-bucket',
     'fixed-window',
+    'aligned-window',
     'sliding-window',
     'sliding-window-counter',
     'concurrency',

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fixedWindow, slidingWindow, slidingWindowCounter, tokenBucket } from '../../src/index.js';
+import { alignedWindow } from '../../src/policies/aligned-window.js';
 import { pointed } from '../harness/error-pointer.js';
 
 /** Asserts `fn` throws a configuration error for `option` with exactly `message`, then the pointer to its code. */
@@ -101,7 +102,7 @@ describe('tokenBucket: capacity times the interval stays below 2^51 µs', () => 
 });
 
 describe('window policies: limit times windowMs stays below 2^51', () => {
-  it('allows a product of 2^51 - 1 and refuses 2^51, for every window kind', () => {
+  it('allows a product of 2^51 - 1 and refuses 2^51, for every window kind that is not aligned', () => {
     const message = '`limit` times `windowMs` must stay below 2^51';
     for (const make of [fixedWindow, slidingWindow, slidingWindowCounter]) {
       assert.deepEqual(make({ limit: 1, windowMs: TWO_51 - 1 }).args, [1, TWO_51 - 1]);
@@ -109,11 +110,28 @@ describe('window policies: limit times windowMs stays below 2^51', () => {
       refuses(() => make({ limit: 1, windowMs: TWO_51 }), 'limit', message);
       refuses(() => make({ limit: 8192, windowMs: 2 ** 38 }), 'limit', message);
     }
-    // The sliding log caps its limit lower; the other two take any limit the product allows.
+    // The sliding log caps its limit lower; the others take any limit the product allows.
     for (const make of [fixedWindow, slidingWindowCounter]) {
       assert.deepEqual(make({ limit: TWO_51 - 1, windowMs: 1 }).args, [TWO_51 - 1, 1]);
       refuses(() => make({ limit: TWO_51, windowMs: 1 }), 'limit', message);
     }
+  });
+
+  it('an aligned window, which never multiplies them, bounds each below 2^51 alone', () => {
+    assert.deepEqual(alignedWindow({ limit: TWO_51 - 1, windowMs: TWO_51 - 1 }).args, [
+      TWO_51 - 1,
+      TWO_51 - 1,
+    ]);
+    refuses(
+      () => alignedWindow({ limit: TWO_51, windowMs: 1 }),
+      'limit',
+      `\`limit\` must stay below 2^51 (received ${TWO_51})`,
+    );
+    refuses(
+      () => alignedWindow({ limit: 1, windowMs: TWO_51 }),
+      'windowMs',
+      `\`windowMs\` must stay below 2^51 ms (received ${TWO_51})`,
+    );
   });
 });
 
@@ -121,6 +139,7 @@ describe('policy names', () => {
   it('default to the kind', () => {
     assert.equal(tokenBucket({ capacity: 1, refillPerSecond: 1 }).name, 'token-bucket');
     assert.equal(fixedWindow({ limit: 1, windowMs: 1000 }).name, 'fixed-window');
+    assert.equal(alignedWindow({ limit: 1, windowMs: 1000 }).name, 'aligned-window');
     assert.equal(slidingWindow({ limit: 1, windowMs: 1000 }).name, 'sliding-window');
     assert.equal(slidingWindowCounter({ limit: 1, windowMs: 1000 }).name, 'sliding-window-counter');
   });

@@ -9,8 +9,10 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { alignedWindow } from '../../src/policies/aligned-window.js';
 import { evaluatePolicies } from '../../src/stores/index.js';
 import {
+  AlignedWindowModel,
   BucketModel,
   CounterModel,
   FixedWindowModel,
@@ -22,8 +24,14 @@ import {
 // ---------------------------------------------------------------------------------------------------------------
 // Random policies with their models, and random traces.
 
-type Kind = 'token-bucket' | 'fixed-window' | 'sliding-window' | 'sliding-window-counter';
-const KINDS: readonly Kind[] = ['token-bucket', 'fixed-window', 'sliding-window', 'sliding-window-counter'];
+type Kind = 'token-bucket' | 'fixed-window' | 'aligned-window' | 'sliding-window' | 'sliding-window-counter';
+const KINDS: readonly Kind[] = [
+  'token-bucket',
+  'fixed-window',
+  'aligned-window',
+  'sliding-window',
+  'sliding-window-counter',
+];
 
 interface Case {
   readonly kind: Kind;
@@ -45,11 +53,13 @@ const windowCase = (kind: Exclude<Kind, 'token-bucket'>) =>
     .map(({ limit, windowMs }): Case => {
       const factory = {
         'fixed-window': fixedWindow,
+        'aligned-window': alignedWindow,
         'sliding-window': slidingWindow,
         'sliding-window-counter': slidingWindowCounter,
       }[kind];
       const ModelClass = {
         'fixed-window': FixedWindowModel,
+        'aligned-window': AlignedWindowModel,
         'sliding-window': SlidingLogModel,
         'sliding-window-counter': CounterModel,
       }[kind];
@@ -361,6 +371,27 @@ describe('what each policy admits in any span', () => {
           assert.ok(sum <= c.limit, `${c.description}: ${sum} in the window at ${windowStart}`);
         }
         assert.ok(maxInSpan(admitted, c.policy.windowMs) <= 2 * c.limit, c.description);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('aligned window: never more than limit per window of the calendar, nor 2 x limit in any span of W', () => {
+    fc.assert(
+      fc.property(withTrace('aligned-window', 80), ({ c, start, steps }) => {
+        const admitted = runTrace(c.policy, start, steps);
+        const windowMs = c.policy.windowMs;
+        for (const a of admitted) {
+          assert.equal(
+            (a.state as readonly number[])[0],
+            a.t - (a.t % windowMs),
+            `${c.description} at ${a.t}`,
+          );
+        }
+        for (const [windowStart, sum] of perWindow(admitted)) {
+          assert.ok(sum <= c.limit, `${c.description}: ${sum} in the window at ${windowStart}`);
+        }
+        assert.ok(maxInSpan(admitted, windowMs) <= 2 * c.limit, c.description);
       }),
       { numRuns: RUNS },
     );

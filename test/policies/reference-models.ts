@@ -1,5 +1,5 @@
-// Naive reference models of the four policies, the oracles of the property tests. Each is written from the
-// documented behaviour, not from the implementation: explicit window lists, arrays of timestamps, event lists on a
+// Naive reference models of the five policies, the oracles of the property tests. Each is written from the
+// documented behaviour, not from the implementation: explicit window lists, counts per calendar window, arrays of timestamps, event lists on a
 // grid, a token level refilled by elapsed time. Retry hints of the window models are found by trying every later
 // millisecond.
 import type { PolicyResult } from '../../src/stores/index.js';
@@ -49,6 +49,35 @@ export class FixedWindowModel implements Model {
     }
     const retry = cost > this.limit ? -1 : firstAllowed(t, 2 * this.windowMs, (at) => this.#allows(at, cost));
     return expected(false, this.limit - used, end - t, retry);
+  }
+}
+
+/** Aligned window: a count per window of the calendar, the window of `t` starting at the last multiple of W. */
+export class AlignedWindowModel implements Model {
+  readonly used = new Map<number, number>();
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {}
+
+  #start(t: number): number {
+    return t - (t % this.windowMs);
+  }
+
+  #allows(t: number, cost: number): boolean {
+    return (this.used.get(this.#start(t)) ?? 0) + cost <= this.limit;
+  }
+
+  decide(t: number, cost: number, commit: boolean): PolicyResult {
+    const start = this.#start(t);
+    const used = this.used.get(start) ?? 0;
+    const end = start + this.windowMs;
+    if (used + cost <= this.limit) {
+      if (commit) this.used.set(start, used + cost);
+      return expected(true, this.limit - used - cost, used + cost > 0 ? end - t : 0, 0);
+    }
+    const retry = cost > this.limit ? -1 : firstAllowed(t, 2 * this.windowMs, (at) => this.#allows(at, cost));
+    return expected(false, this.limit - used, used > 0 ? end - t : 0, retry);
   }
 }
 

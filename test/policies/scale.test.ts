@@ -9,6 +9,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { alignedWindow } from '../../src/policies/aligned-window.js';
 import { scaledQuota } from '../../src/policies/policy.js';
 import { Run } from '../harness/policy-helpers.js';
 
@@ -30,6 +31,7 @@ describe('scaledQuota', () => {
 
 const windows: [string, (options: { limit: number; windowMs: number; name: string }) => AnyPolicy][] = [
   ['fixed window', fixedWindow],
+  ['aligned window', alignedWindow],
   ['sliding window', slidingWindow],
   ['sliding window counter', slidingWindowCounter],
 ];

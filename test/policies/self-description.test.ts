@@ -11,6 +11,7 @@ import {
   slidingWindowCounter,
   tokenBucket,
 } from '../../src/index.js';
+import { alignedWindow } from '../../src/policies/aligned-window.js';
 import { builtInPolicies, builtInTwins } from '../../src/policies/index.js';
 import { lockout } from '../../src/policies/lockout.js';
 import { type AnyPolicy, missingDescription } from '../../src/policies/policy.js';
@@ -19,6 +20,7 @@ const window = { limit: 5, windowMs: 1000 };
 const POLICIES: readonly AnyPolicy[] = [
   tokenBucket({ capacity: 5, refillPerSecond: 1 }),
   fixedWindow(window),
+  alignedWindow(window),
   slidingWindow(window),
   slidingWindowCounter(window),
   concurrency({ max: 2, leaseMs: 30_000 }),
@@ -47,6 +49,14 @@ describe('a policy describes itself', () => {
         },
         {
           kind: 'fixed-window',
+          stateWidth: 2,
+          leased: false,
+          quotaUnit: undefined,
+          level: 'window-count',
+          args: [5, 1000],
+        },
+        {
+          kind: 'aligned-window',
           stateWidth: 2,
           leased: false,
           quotaUnit: undefined,
@@ -95,6 +105,7 @@ describe('a policy describes itself', () => {
     assert.deepEqual(
       POLICIES.map((policy) => missingDescription(policy)),
       [
+        undefined,
         undefined,
         undefined,
         undefined,
