@@ -65,6 +65,11 @@ const LAYERS = [
     ['core', 'policies', 'stores', 'decision', 'limiter', 'adapters/node', 'simulator/engine'],
     "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
   ],
+  [
+    'service',
+    ['core', 'policies', 'stores', 'identity', 'decision', 'limiter'],
+    "The rate limit service speaks the gateways' protocols over limiters; it is given its store, so it loads no Redis.",
+  ],
 ];
 const folder = (name) => `^src/${name}/`;
 const EVERY_LAYER = LAYERS.map(([name]) => folder(name)).join('|');
@@ -110,7 +115,7 @@ module.exports = {
       'the-main-entry-imports-no-edge-tool',
       'The main entry is the application API: each edge tool is its own subpath, paid for only when imported.',
       { path: '^src/index\\.ts$' },
-      { path: '^src/(adapters|admin|telemetry|simulator|testing|cli)/' },
+      { path: '^src/(adapters|admin|telemetry|simulator|testing|service|cli)/' },
     ),
     forbid(
       'nothing-imports-the-testing-kit',
@@ -162,8 +167,8 @@ module.exports = {
     ),
     forbid(
       'core-imports-no-redis-store',
-      'The core and the in-memory store load without the Redis engine.',
-      { path: '^src/', pathNot: '^src/stores/redis/' },
+      'The core and the in-memory store load without the Redis engine; the command builds the store its environment names.',
+      { path: '^src/', pathNot: '^src/stores/redis/|^src/cli/' },
       { path: '^src/stores/redis/' },
     ),
     forbid(
@@ -177,6 +182,12 @@ module.exports = {
       'OpenTelemetry is opt-in through tollgate/otel.',
       { path: '^src/', pathNot: '^src/telemetry/otel/' },
       { path: 'node_modules/@opentelemetry/' },
+    ),
+    forbid(
+      'grpc-and-yaml-only-in-the-service',
+      'gRPC and YAML are optional peers that only tollgate/service loads, and only on demand.',
+      { path: '^src/', pathNot: '^src/service/' },
+      { path: 'node_modules/(@grpc/[^/]+|yaml)/' },
     ),
     forbid(
       'library-never-imports-the-demo',
