@@ -49,6 +49,27 @@ export function configError(option: string, requirement: string, ...received: [u
 }
 
 /**
+ * A configuration error found in a file: `` limits.yaml:12: `rate_limit.unit` must be one of ... ``. `option` is the
+ * key at fault (as written in the file), absent when the fault is the file itself (not valid YAML).
+ */
+export function configErrorAt(
+  place: { readonly file: string; readonly line: number },
+  option: string | undefined,
+  requirement: string,
+  ...received: [unknown?]
+): TollgateError {
+  const got = received.length > 0 ? ` (received ${describe(received[0])})` : '';
+  const subject = option === undefined ? '' : `\`${option}\` `;
+  return new TollgateError(
+    'ERR_TOLLGATE_CONFIG',
+    `${place.file}:${place.line}: ${subject}${requirement}${got}`,
+    {
+      ...(option === undefined ? {} : { option }),
+    },
+  );
+}
+
+/**
  * A configuration the running app cannot serve (a package not installed, a server that gives no client address):
  * `cause` is the failure that showed it.
  */
