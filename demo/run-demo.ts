@@ -1,4 +1,5 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
+import { EnvError, envFlag as flagOf, envPort as portOf } from '../src/cli/store-from-env.js';
 import { TollgateError } from '../src/core/errors.js';
 import { createDemoApp, DEFAULT_API_KEYS, type DemoOptions, defaultPaidApiKeys } from './demo-app.js';
 import { createDemoLogger } from './demo-logger.js';
@@ -10,21 +11,23 @@ export function refuseToStart(reason: string): never {
   process.exit(1);
 }
 
-export function envPort(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    refuseToStart(`${name} must be a port number from 0 to 65535 (got ${JSON.stringify(raw)})`);
-  return port;
+/** What `read` returns, or, for an environment variable it cannot use, a refusal to start saying which and why. */
+function orRefuse<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof EnvError) refuseToStart(error.message);
+    throw error;
+  }
+}
+
+function envPort(name: string, fallback: number): number {
+  return orRefuse(() => portOf(process.env, name, fallback));
 }
 
 /** Only '1' and '0': a typo such as FAIL_OPEN=no must not silently pick a fail mode. */
-export function envFlag(name: string, fallback: boolean): boolean {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== '1' && raw !== '0') refuseToStart(`${name} must be 1 or 0 (got ${JSON.stringify(raw)})`);
-  return raw === '1';
+function envFlag(name: string, fallback: boolean): boolean {
+  return orRefuse(() => flagOf(process.env, name, fallback));
 }
 
 /** A comma-separated list; unset gives the default, and so does empty unless `emptyIsNone`. */

@@ -1,7 +1,7 @@
 // Listening and draining, shared by the demos: on SIGTERM/SIGINT stop accepting, give in-flight requests 10 s and the close 2 s, and exit within 13 s whatever hangs.
 import type { RequestListener, Server } from 'node:http';
 import { createServer } from 'node:http';
-import { Worker } from 'node:worker_threads';
+import { closeWithin, startExitBackstop } from '../src/cli/bounded-exit.js';
 import { writeStdoutLine } from './demo-logger.js';
 
 export interface ServeOptions {
@@ -21,16 +21,6 @@ export interface ServeOptions {
 export const EXIT_MARGIN_MS = 1_000;
 /** How often a drain closes connections gone idle since it began: their requests are answered. */
 const IDLE_SWEEP_MS = 100;
-
-/**
- * The backstop runs in a thread of its own, because what hangs may be this one: a synchronous loop (a log
- * destination retrying a write for ever inside `process.exit()`, say) would never let a timer of this thread
- * fire. Only SIGKILL is sure to end a process whose main thread is stuck, so that is what it sends.
- */
-const BACKSTOP = `
-const { workerData } = require('node:worker_threads');
-setTimeout(() => process.kill(workerData.pid, 'SIGKILL'), workerData.ms);
-`;
 
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<Server> {
   const { port, host = '127.0.0.1', drainMs = 10_000, closeMs = 2_000 } = options;
@@ -58,10 +48,7 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
     if (draining) return;
     draining = true;
     // Started before anything that could hang; the exit terminates it.
-    new Worker(BACKSTOP, {
-      eval: true,
-      workerData: { pid: process.pid, ms: drainMs + closeMs + EXIT_MARGIN_MS },
-    }).unref();
+    startExitBackstop(drainMs + closeMs + EXIT_MARGIN_MS);
     say(`${signal}: draining (up to ${drainMs / 1000} s for in-flight requests)`);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Idle keep-alive connections, now or once their request is answered, would hold the drain for no request.
@@ -79,26 +66,4 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
   process.once('SIGTERM', () => void drain('SIGTERM'));
   process.once('SIGINT', () => void drain('SIGINT'));
   return server;
-}
-
-/** Runs `close`, resolving undefined when it finishes within `ms`, else what went wrong. Never rejects. */
-async function closeWithin(
-  close: (() => Promise<void> | void) | undefined,
-  ms: number,
-): Promise<string | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`took over ${ms} ms`), ms);
-  });
-  const done = Promise.resolve()
-    .then(() => close?.())
-    .then(
-      () => undefined,
-      (error: unknown) => `failed (${error instanceof Error ? error.message : String(error)})`,
-    );
-  try {
-    return await Promise.race([done, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The `tollgate` command: `tollgate simulate` serves the rate limiter simulator; `--help` and `--version` say what it is.
+// The `tollgate` command: `simulate` serves the rate limiter simulator, `serve` the rate limit service; `--help` and `--version` say what it is.
 import { type Command, parseCommandLine } from './cli/arguments.js';
 import { CliError, errorText } from './cli/cli-error.js';
 import { packageVersion } from './cli/package-version.js';
+import { serveCommand } from './cli/serve-command.js';
 import { simulateCommand } from './cli/simulate-command.js';
 import { MAIN_USAGE, USAGE } from './cli/usage.js';
 
@@ -29,6 +30,10 @@ async function main(args: readonly string[]): Promise<number | undefined> {
     case 'simulate':
       json = command.json;
       await simulateCommand(command);
+      return undefined;
+    case 'serve':
+      json = command.json;
+      await serveCommand(command, process.env);
       return undefined;
   }
 }

@@ -1,16 +1,35 @@
 // The command line to the command to run, with node:util's parseArgs; every mistake is a usage error naming its argument.
 import { parseArgs } from 'node:util';
+import { DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT } from '../service/runtime/service-options.js';
 import { usageError } from './cli-error.js';
-import { COMMANDS, type CommandName, MAIN_USAGE, SIMULATE_USAGE } from './usage.js';
+import { COMMANDS, type CommandName, MAIN_USAGE, SERVE_USAGE, SIMULATE_USAGE } from './usage.js';
 
 export type Command =
   | { readonly name: 'help'; readonly topic: CommandName | undefined }
   | { readonly name: 'version' }
-  | { readonly name: 'simulate'; readonly port: number; readonly host: string; readonly json: boolean };
+  | { readonly name: 'simulate'; readonly port: number; readonly host: string; readonly json: boolean }
+  | {
+      readonly name: 'serve';
+      readonly config: readonly string[];
+      readonly grpcPort: number;
+      readonly httpPort: number;
+      readonly host: string;
+      readonly mergeDomains: boolean;
+      readonly json: boolean;
+    };
 
 type Env = Readonly<Record<string, string | undefined>>;
-type Options = Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>;
-type Values<T extends Options> = { [K in keyof T]?: T[K]['type'] extends 'string' ? string : boolean };
+type Options = Record<
+  string,
+  { readonly type: 'string' | 'boolean'; readonly short?: string; readonly multiple?: boolean }
+>;
+type Values<T extends Options> = {
+  [K in keyof T]?: T[K]['type'] extends 'string'
+    ? T[K]['multiple'] extends true
+      ? string[]
+      : string
+    : boolean;
+};
 
 const DEFAULT_PORT = 3000;
 const DEFAULT_HOST = '127.0.0.1';
@@ -27,7 +46,17 @@ const SIMULATE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
-/** `env` is read for PORT only. */
+const SERVE_OPTIONS = {
+  config: { type: 'string', multiple: true },
+  'grpc-port': { type: 'string' },
+  'http-port': { type: 'string' },
+  host: { type: 'string' },
+  'merge-domains': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies Options;
+
+/** `env` is read for simulate's PORT only: serve's store variables are read when it starts. */
 export function parseCommandLine(args: readonly string[], env: Env): Command {
   // The options before the command are tollgate's own; from the command on, they are the command's.
   const at = args.findIndex((arg) => !arg.startsWith('-'));
@@ -50,7 +79,30 @@ export function parseCommandLine(args: readonly string[], env: Env): Command {
     }
     case 'simulate':
       return simulate(rest, env);
+    case 'serve':
+      return serve(rest);
   }
+}
+
+function serve(args: readonly string[]): Command {
+  const { values, json } = parse(args, SERVE_OPTIONS, SERVE_USAGE, 0);
+  if (values.help === true) return { name: 'help', topic: 'serve' };
+  const config = values.config ?? [];
+  if (config.length === 0) throw usageError('--config is required', SERVE_USAGE, json);
+  if (config.includes('')) throw usageError('--config must not be empty', SERVE_USAGE, json);
+  const host = values.host ?? DEFAULT_HOST;
+  if (host === '') throw usageError('--host must not be empty', SERVE_USAGE, json);
+  const port = (option: '--grpc-port' | '--http-port', text: string | undefined, fallback: number) =>
+    text === undefined ? fallback : portNumber(option, text, json, SERVE_USAGE);
+  return {
+    name: 'serve',
+    config,
+    grpcPort: port('--grpc-port', values['grpc-port'], DEFAULT_GRPC_PORT),
+    httpPort: port('--http-port', values['http-port'], DEFAULT_HTTP_PORT),
+    host,
+    mergeDomains: values['merge-domains'] === true,
+    json,
+  };
 }
 
 function simulate(args: readonly string[], env: Env): Command {
@@ -59,16 +111,17 @@ function simulate(args: readonly string[], env: Env): Command {
   const host = values.host ?? DEFAULT_HOST;
   if (host === '') throw usageError('--host must not be empty', SIMULATE_USAGE, json);
   let port = DEFAULT_PORT;
-  if (values.port !== undefined) port = portNumber('--port', values.port, json);
-  else if (env.PORT !== undefined && env.PORT !== '') port = portNumber('the PORT variable', env.PORT, json);
+  if (values.port !== undefined) port = portNumber('--port', values.port, json, SIMULATE_USAGE);
+  else if (env.PORT !== undefined && env.PORT !== '')
+    port = portNumber('the PORT variable', env.PORT, json, SIMULATE_USAGE);
   return { name: 'simulate', port, host, json };
 }
 
-function portNumber(source: string, text: string, json: boolean): number {
+function portNumber(source: string, text: string, json: boolean, usage: string): number {
   const value = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
   if (!(value <= 65_535)) {
     const message = `${source} must be a port number from 0 to 65535 (received "${text}")`;
-    throw usageError(message, SIMULATE_USAGE, json);
+    throw usageError(message, usage, json);
   }
   return value;
 }

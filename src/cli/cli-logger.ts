@@ -2,12 +2,17 @@
 import { inspect } from 'node:util';
 import type { Logger } from '../core/logger.js';
 
+/** A Logger that also takes the ordinary events of a long-running command (listening, reloaded, draining). */
+export interface CliLogger extends Logger {
+  info(...args: unknown[]): void;
+}
+
 /**
- * A Logger for the simulator and its limiters. They log pino's way, `(error, message)`: the line is the message
+ * A Logger for the simulator, the service and their limiters and stores. They log pino's way, `(error, message)`: the line is the message
  * then the error's, never a stack, so that a reader (or a program, with `--json`) sees one entry per line.
  */
-export function cliLogger(json: boolean): Logger {
-  const write = (level: 'warn' | 'error', args: readonly unknown[]) => {
+export function cliLogger(json: boolean): CliLogger {
+  const write = (level: 'info' | 'warn' | 'error', args: readonly unknown[]) => {
     const message = oneLine(args);
     process.stderr.write(
       json
@@ -16,6 +21,7 @@ export function cliLogger(json: boolean): Logger {
     );
   };
   return {
+    info: (...args) => write('info', args),
     warn: (...args) => write('warn', args),
     error: (...args) => write('error', args),
   };

@@ -5,6 +5,7 @@ import { simulatorHandler } from '../simulator/server/simulator-handler.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { CliError, errorText } from './cli-error.js';
 import { cliLogger } from './cli-logger.js';
+import { listenFailure } from './listen-failure.js';
 
 export interface SimulateOptions {
   readonly port: number;
@@ -76,22 +77,4 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 function serverUrl(host: string, bound: AddressInfo): string {
   const shown = bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address === '::' ? '::1' : host;
   return `http://${shown.includes(':') ? `[${shown}]` : shown}:${bound.port}/`;
-}
-
-/** One line saying what stopped the listen, in the user's terms rather than the system call's. */
-function listenFailure(error: unknown, port: number, host: string): string {
-  const { code, message } = error as NodeJS.ErrnoException;
-  switch (code) {
-    case 'EADDRINUSE':
-      return `port ${port} is in use`;
-    case 'EACCES':
-      return `port ${port} needs privileges this user does not have (choose one above 1023)`;
-    case 'EADDRNOTAVAIL':
-      return `${host} is not an address of this machine`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `host ${host} cannot be resolved`;
-    default:
-      return `cannot listen on ${host} port ${port}: ${message}`;
-  }
 }

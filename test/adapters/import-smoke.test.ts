@@ -110,6 +110,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'simulationWork',
     'steady',
   ],
+  './service': ['Code', 'Unit', 'createRateLimitService', 'loadServiceConfig', 'readServiceConfig'],
   './testing': [
     'CLIENT',
     'STREAMED',
@@ -236,6 +237,15 @@ describe('import smoke test on dist/', () => {
     const { static: statically } = reachableBareImports(file);
     assert.deepEqual(
       [...statically].filter((specifier) => specifier.startsWith('@opentelemetry/')),
+      [],
+    );
+  });
+
+  it('./service loads gRPC and YAML only on demand', () => {
+    const file = entries.find((entry) => entry.subpath === './service')?.file ?? '';
+    const { static: statically } = reachableBareImports(file);
+    assert.deepEqual(
+      [...statically].filter((specifier) => specifier.startsWith('@grpc/') || specifier === 'yaml'),
       [],
     );
   });
