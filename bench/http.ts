@@ -105,7 +105,7 @@ const VARIANTS: readonly Variant[] = [
 ];
 
 /** A forked autocannon process, asked for one run at a time. */
-function loadGenerator() {
+export function loadGenerator() {
   const child = fork(new URL('./http-load.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
   return {
     run(request: LoadRequest): Promise<LoadReply> {

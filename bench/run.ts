@@ -7,9 +7,10 @@ import { floodTable, runFlood } from './flood.js';
 import { type HttpSettings, httpTable, runHttp } from './http.js';
 import { type MemorySettings, memoryTable, runMemory } from './memory.js';
 import { startBenchRedis } from './redis.js';
+import { runService, type ServiceSettings, serviceTable } from './service.js';
 import { runShaping, type ShapingSettings, shapingTable } from './shaping.js';
 import { renderTable, type Table } from './table.js';
-import { evaluateClusterTargets, evaluateTargets, targetTable } from './targets.js';
+import { evaluateClusterTargets, evaluateServiceTargets, evaluateTargets, targetTable } from './targets.js';
 import { runWaiting, type WaitingSettings, waitingTable } from './waiting.js';
 
 interface Settings {
@@ -20,6 +21,7 @@ interface Settings {
   readonly shaping: ShapingSettings;
   readonly waiting: WaitingSettings;
   readonly cluster: ClusterSettings;
+  readonly service: ServiceSettings;
 }
 
 /** About six minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
@@ -31,6 +33,7 @@ const FULL: Settings = {
   shaping: { rounds: 3, memoryMs: 400, redisMs: 800, warmupMs: 200 },
   waiting: { waiters: 1000, pickups: 20 },
   cluster: { rounds: 3, ms: 1000, warmupMs: 500 },
+  service: { rounds: 3, seconds: 3, warmupSeconds: 1 },
 };
 const QUICK: Settings = {
   direct: { rounds: 1, memoryMs: 150, redisMs: 300, warmupMs: 100 },
@@ -40,13 +43,14 @@ const QUICK: Settings = {
   shaping: { rounds: 1, memoryMs: 100, redisMs: 200, warmupMs: 100 },
   waiting: { waiters: 200, pickups: 5 },
   cluster: { rounds: 1, ms: 300, warmupMs: 200 },
+  service: { rounds: 1, seconds: 1, warmupSeconds: 1 },
 };
 
 /**
  * Section names to run alone (`npm run bench -- shaping`); the targets need the first four, the cluster's targets
  * only the cluster section.
  */
-const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting', 'cluster'] as const;
+const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting', 'cluster', 'service'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PACKAGES = [
@@ -57,6 +61,7 @@ const PACKAGES = [
   'redis',
   'express',
   'autocannon',
+  '@grpc/grpc-js',
 ];
 
 function versionOf(path: string): string {
@@ -128,10 +133,12 @@ try {
   const waiting = await section('waiting', '7. waiting', () => runWaiting(redis, settings.waiting));
   // Its own cluster, started and stopped within the section: the single bench server above is not used.
   const cluster = await section('cluster', '8. Redis Cluster', () => runCluster(settings.cluster));
+  const service = await section('service', '9. the service', () => runService(settings.service));
   const heapKeys = Math.max(...settings.memory.heapKeys);
   const targets = [
     ...(direct && http && flood && memory ? evaluateTargets({ direct, http, flood, memory }, heapKeys) : []),
     ...(cluster ? evaluateClusterTargets(cluster.measures) : []),
+    ...(service ? evaluateServiceTargets(service) : []),
   ];
   const environmentTable: Table = {
     title: 'Environment',
@@ -154,6 +161,7 @@ try {
     ...(shaping ? [shapingTable(shaping)] : []),
     ...(waiting ? [waitingTable(waiting, settings.waiting)] : []),
     ...(cluster ? [clusterTable(cluster, settings.cluster)] : []),
+    ...(service ? [serviceTable(service, settings.service)] : []),
     ...(targets.length > 0 ? [targetTable(targets)] : []),
   ];
   process.stdout.write(`${tables.map(renderTable).join('\n')}\n`);
@@ -164,7 +172,7 @@ try {
       JSON.parse(JSON.stringify(value, (key, v) => (key === 'contender' ? undefined : v)));
     writeFileSync(
       json,
-      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting, cluster }) }, null, 2)}\n`,
+      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting, cluster, service }) }, null, 2)}\n`,
     );
     process.stderr.write(`[bench] JSON written to ${json}\n`);
   }

@@ -4,6 +4,7 @@ import { type DirectMeasure, peerOf } from './direct.js';
 import type { FloodMeasure } from './flood.js';
 import { type HttpMeasure, NO_LIMITER, TOLLGATE_MEMORY } from './http.js';
 import type { MemoryMeasure } from './memory.js';
+import { EXPRESS, GRPC, type ServiceMeasure } from './service.js';
 import { fixed, type Table } from './table.js';
 
 export interface Target {
@@ -175,6 +176,23 @@ export function evaluateClusterTargets(cluster: readonly ClusterMeasure[]): Targ
       ),
     ];
   });
+}
+
+/** The service's targets: gRPC latency at 64 in flight, and its CPU per decision beside the Express adapter's. */
+export function evaluateServiceTargets(service: readonly ServiceMeasure[]): Target[] {
+  const at64 = (name: string) => service.find((m) => m.name === name && m.inFlight === 64);
+  const grpc = at64(GRPC);
+  if (grpc === undefined) return [];
+  return [
+    target('Service: gRPC p99 at 64 in flight, MemoryStore', grpc.p99Ms, 'max', 2, ' ms'),
+    target(
+      'Service: server CPU per gRPC decision vs per request through the Express adapter',
+      grpc.cpuUs / (at64(EXPRESS)?.cpuUs ?? Number.NaN),
+      'max',
+      2,
+      'x',
+    ),
+  ];
 }
 
 export function targetTable(targets: readonly Target[]): Table {
