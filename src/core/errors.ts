@@ -126,3 +126,11 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return String(value);
 }
+
+/**
+ * Whether `error` is a Tollgate error of `code`, told by the code rather than by class, so that one raised by another
+ * copy of the library (its CommonJS build beside the ES one) is told apart alike.
+ */
+export function isTollgateError(error: unknown, code: TollgateErrorCode): error is TollgateError {
+  return (error as { code?: unknown } | null)?.code === code && error instanceof Error;
+}

