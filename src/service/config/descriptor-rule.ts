@@ -15,7 +15,7 @@ import {
   readMap,
   readString,
 } from './fields.js';
-import { ruleScope } from './keys.js';
+import { ruleScope, statsKeyOf } from './keys.js';
 import { readTollgateBlock, type TollgateBlock } from './tollgate-block.js';
 import type { LimitRule } from './types.js';
 import { parseUnit, UNIT_NAMES, unitFitting, unitWindow } from './units.js';
@@ -73,7 +73,8 @@ export function readRule(descriptor: Fields, where: RulePath): LimitRule | undef
       : policyCounting(block.policies);
   const metadata = readMap(descriptor, 'metadata');
   return {
-    fullKey: where.fullKey,
+    // Shortened as a request's stats key is, so that the two compare equal.
+    fullKey: statsKeyOf(where.domain, where.path),
     name: ruleName(reference.name, block, descriptor),
     replaces: reference.replaces,
     unlimited: reference.unlimited,

@@ -1,4 +1,5 @@
 // The names a limit is counted and measured by: its counters' scope, a request's counter key, the stats keys.
+import { createHash } from 'node:crypto';
 import type { AnyPolicy } from '../../policies/policy.js';
 import { scopeNamed } from '../../stores/key.js';
 import type { Entry } from '../protocol/messages.js';
@@ -39,7 +40,39 @@ export function counterKey(entries: readonly Entry[], patterns: readonly (string
 
 /** The reference's stats key of a request's own entries: `domain.key_value.key2` (an empty value leaves `key`). */
 export function descriptorKey(domain: string, entries: readonly Entry[]): string {
-  return [domain, ...entries.map((entry) => keyValue(entry.key, entry.value))].join('.');
+  return statsKeyOf(
+    domain,
+    entries.map((entry) => keyValue(entry.key, entry.value)),
+  );
+}
+
+/** The longest part (`key_value`) a stats key holds as it is. */
+const MAX_STATS_PART = 64;
+/** The longest stats key: a request may send hundreds of entries, each a part. */
+const MAX_STATS_KEY = 256;
+
+/**
+ * A stats key, `domain.part.part`, each part longer than 64 characters, then the whole key past 256, written as its
+ * start, `~` and 8 base64url characters of its SHA-256. Request values become metric labels, kept for the life of
+ * the process and written on every scrape: unbounded, a client could make them hold any memory and make /metrics
+ * too large to scrape. The start keeps a key readable; the hash keeps distinct values apart (48 bits: a collision
+ * only merges two series). Configured and requested keys go through the same function, so they still compare equal.
+ */
+export function statsKeyOf(domain: string, parts: readonly string[]): string {
+  const key = [domain, ...parts.map((part) => shortened(part, MAX_STATS_PART))].join('.');
+  return shortened(key, MAX_STATS_KEY);
+}
+
+/** Room for `~` and the 8 characters of the hash. */
+const HASH_SUFFIX_LENGTH = 9;
+
+function shortened(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const digest = createHash('sha256').update(text).digest('base64url').slice(0, 8);
+  let start = text.slice(0, max - HASH_SUFFIX_LENGTH);
+  // Never half a surrogate pair: a label must stay well-formed UTF-8.
+  if (/[\uD800-\uDBFF]$/.test(start)) start = start.slice(0, -1);
+  return `${start}~${digest}`;
 }
 
 /** `key_value`, or `key` alone when the value is empty: how the reference names a level. */

@@ -1,7 +1,7 @@
 // The reference's lookup of a request descriptor's limit, level by level, and the names it is counted under.
 import type { Entry, RateLimitDescriptor } from '../protocol/messages.js';
 import type { DescriptorNode } from './descriptor-tree.js';
-import { counterKey } from './keys.js';
+import { counterKey, statsKeyOf } from './keys.js';
 import type { LimitMatch, LimitRule } from './types.js';
 
 /** How one request entry matched a level: its node, and whether by value, by wildcard or by key alone. */
@@ -86,7 +86,7 @@ function statsKey(
     if (step.via === 'value' || step.node.valueToMetric) return withValue(entry);
     return step.via === 'wildcard' ? `${entry.key}_${valuePart(entry.key, step.composite)}` : entry.key;
   });
-  return [domain, ...parts].join('.');
+  return statsKeyOf(domain, parts);
 }
 
 /** `key_value`, or `key` when the value is empty. */

@@ -4,6 +4,7 @@ import type { RateLimitDescriptor, Unit } from '../protocol/messages.js';
 
 /** Where a configuration item was written, for every message about it. */
 export interface SourcePlace {
+  /** '' for a limit a request sets itself (`descriptor.limit`), which no file declares. */
   readonly file: string;
   /** 1-based. */
   readonly line: number;
@@ -65,7 +66,10 @@ export interface HttpCheckRules {
 }
 
 export type HttpEntryRule =
-  /** The client's address: the rightmost `X-Forwarded-For` entry past the trusted hops, else X-Real-IP, else the peer. */
+  /**
+   * The client's address: the `X-Forwarded-For` entry past the trusted hops (its leftmost when it is shorter), else,
+   * only without that header, X-Real-IP, else the peer.
+   */
   | { readonly type: 'remote_address'; readonly key: string; readonly trustedHops: number }
   /** A request header's value (X-Forwarded-Method, X-Forwarded-Uri, an API key...). */
   | {

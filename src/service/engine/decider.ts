@@ -105,11 +105,21 @@ function observe(observer: ServiceObserver, answers: readonly (Evaluated | Descr
       hits,
       level: outcomeLevel(decision),
       shadow: rule.shadowMode,
+      fromRequest: keyFromRequest(match),
     });
     degraded ||= answer.degraded;
   }
   // Once per request, as the reference counts a failed store call.
   if (degraded) observer.storeError();
+}
+
+/**
+ * Whether a descriptor's stats key holds what a client chose: a limit the request set itself (no file declared it,
+ * its key is the request's entries) or a configured limit whose key takes request values (`detailed_metric`,
+ * `value_to_metric`), which then differs from the limit's own key.
+ */
+function keyFromRequest({ rule, statsKey }: LimitMatch): boolean {
+  return rule.source.file === '' || statsKey !== rule.fullKey;
 }
 
 function respond(

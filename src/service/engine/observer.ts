@@ -9,6 +9,11 @@ export interface DescriptorOutcome {
   /** Allowed, allowed with under a fifth of the limit left, or over the limit (shadow mode: over, but let through). */
   readonly level: 'within' | 'near' | 'over';
   readonly shadow: boolean;
+  /**
+   * The stats key holds request values (`detailed_metric`, `value_to_metric`, a request's own limit): it differs
+   * from the configured limit's key, and a client can make new ones at will.
+   */
+  readonly fromRequest: boolean;
 }
 
 export interface ServiceObserver {

@@ -1,5 +1,5 @@
 // Counts one descriptor under its rule: a limiter per rule, cached, and the rule's fail mode when the store fails.
-import { storeError, TollgateError } from '../../core/errors.js';
+import { isTollgateError, storeError, TollgateError } from '../../core/errors.js';
 import { type Decision, toDecision } from '../../decision/decision.js';
 import { createLimiter, type Limiter } from '../../limiter/limiter.js';
 import type { AnyPolicy } from '../../policies/policy.js';
@@ -103,10 +103,7 @@ function beforeTheHit(decision: Decision): Decision {
 
 /** A store that threw (not a refused argument or a configuration the store cannot hold) failed. */
 function isStoreFailure(error: unknown): boolean {
-  return !(
-    error instanceof TollgateError &&
-    (error.code === 'ERR_TOLLGATE_ARGUMENT' || error.code === 'ERR_TOLLGATE_CONFIG')
-  );
+  return !(isTollgateError(error, 'ERR_TOLLGATE_ARGUMENT') || isTollgateError(error, 'ERR_TOLLGATE_CONFIG'));
 }
 
 /** The rule's fail mode for a store that rejected: without one, a store error the caller answers UNAVAILABLE. */

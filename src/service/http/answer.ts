@@ -1,5 +1,6 @@
 // What a route of the HTTP server answers, and how a request the decision engine refuses is answered.
 import type { ServerResponse } from 'node:http';
+import { isTollgateError } from '../../core/errors.js';
 import type { ServiceObserver } from '../engine/observer.js';
 
 /** The result a request is counted under in the service's metrics. */
@@ -27,20 +28,13 @@ export function textAnswer(status: number, message: string, headers: Answer['hea
   };
 }
 
-/** A body over the bound: the rest of it is never read, so the connection cannot serve another request. */
-export const TOO_LARGE: Outcome = {
-  answer: textAnswer(413, 'the body is larger than 64 KiB', [['connection', 'close']]),
-  result: 'invalid',
-};
-
 /**
- * The answer to a request the engine refuses as malformed (an ERR_TOLLGATE_ARGUMENT error, told by its code so that
- * an error of another copy of the library counts too): 400 with the reason. Any other failure is rethrown, for the
- * server to log and answer 500.
+ * The answer to a request the engine refuses as malformed (an ERR_TOLLGATE_ARGUMENT error): 400 with the reason.
+ * Any other failure is rethrown, for the server to log and answer 500.
  */
 export function refused(error: unknown): Outcome {
-  if ((error as { code?: unknown } | null)?.code !== 'ERR_TOLLGATE_ARGUMENT') throw error;
-  return { answer: textAnswer(400, (error as Error).message), result: 'invalid' };
+  if (!isTollgateError(error, 'ERR_TOLLGATE_ARGUMENT')) throw error;
+  return { answer: textAnswer(400, error.message), result: 'invalid' };
 }
 
 export function send(res: ServerResponse, { status, headers, body }: Answer, closing: boolean): void {

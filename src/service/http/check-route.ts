@@ -3,22 +3,17 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpCheckRules, ServiceConfig } from '../config/types.js';
 import { Code, type RateLimitRequest, type RateLimitResponse } from '../protocol/messages.js';
-import { type Outcome, refused, TOO_LARGE, textAnswer } from './answer.js';
+import { type Outcome, refused, textAnswer } from './answer.js';
 import { checkDescriptors } from './check-descriptors.js';
 import { readBody } from './request-body.js';
 import { parseRateLimitRequest } from './rls-json.js';
 
 export interface CheckService {
   shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse>;
-  config(): ServiceConfig | undefined;
+  config(): ServiceConfig;
 }
 
 type DenyStatus = HttpCheckRules['denyStatus'];
-
-const NO_CONFIG: Outcome = {
-  answer: textAnswer(503, 'no rate limit configuration is loaded yet'),
-  result: 'error',
-};
 
 /**
  * Answers 200 when every descriptor is within its limit (and when the rules build none, as Envoy then asks
@@ -33,12 +28,11 @@ export async function answerCheck(
   query: URLSearchParams,
 ): Promise<Outcome> {
   const config = service.config();
-  if (config === undefined) return NO_CONFIG;
   const deny = query.get('deny');
   if (deny !== null && deny !== '403' && deny !== '429')
     return { answer: textAnswer(400, '`deny` must be 403 or 429'), result: 'invalid' };
   const body = req.method === 'POST' && path === '/check' ? await readBody(req) : '';
-  if (body === undefined) return TOO_LARGE;
+  if (typeof body !== 'string') return body;
   const request = body.trim() === '' ? byRules(config, req, query) : given(config, body, query);
   if ('answer' in request) return request;
   const denyStatus: DenyStatus =

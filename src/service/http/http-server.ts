@@ -3,7 +3,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { performance } from 'node:perf_hooks';
 import { configError, environmentError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { loggerOption, nonNegativeInteger } from '../../core/validate.js';
+import {
+  hostOption,
+  loggerOption,
+  nonNegativeInteger,
+  portOption,
+  positiveInteger,
+} from '../../core/validate.js';
 import type { ServiceConfig } from '../config/types.js';
 import type { ServiceObserver } from '../engine/observer.js';
 import type { RateLimitRequest, RateLimitResponse } from '../protocol/messages.js';
@@ -18,8 +24,8 @@ export interface HttpServerOptions {
   readonly port: number;
   /** The decision engine; rejects with an ERR_TOLLGATE_ARGUMENT error for a malformed request. */
   readonly shouldRateLimit: (request: RateLimitRequest) => Promise<RateLimitResponse>;
-  /** The configuration in force; undefined until one is loaded. */
-  readonly config: () => ServiceConfig | undefined;
+  /** The configuration in force: the service loads one before it listens. */
+  readonly config: () => ServiceConfig;
   /** Whether the service can answer (its store reachable, a configuration loaded), and why not. */
   readonly healthy: () => Promise<{ readonly ok: boolean; readonly reason?: string }>;
   /** The Prometheus exposition /metrics answers. */
@@ -28,6 +34,11 @@ export interface HttpServerOptions {
   readonly observer?: ServiceObserver;
   /** Where a request that fails unexpectedly is logged (it is answered 500). Default: console. */
   readonly logger?: Logger;
+  /**
+   * The most a request may take to arrive, headers and body (default 10,000 ms): a client that stalls longer is
+   * answered 408 and dropped, so a slow body can neither pin a connection nor hold a drain for its whole grace.
+   */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface HttpServer {
@@ -56,8 +67,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   checkOptions(options);
   const routes = routesOf(options);
   const logger = loggerOption(options.logger, console);
+  const requestTimeout = positiveInteger('requestTimeoutMs', options.requestTimeoutMs ?? 10_000);
   let closing = false;
-  const server = createServer((req, res) => {
+  const timeouts = {
+    requestTimeout,
+    headersTimeout: requestTimeout,
+    // Node checks the timeouts this often (30 s by default): at most a second past the timeout.
+    connectionsCheckingInterval: Math.min(1000, requestTimeout),
+  };
+  const server = createServer(timeouts, (req, res) => {
     void handle(req, res).catch((error: unknown) =>
       logger.error(error, '[tollgate] serve: observing failed'),
     );
@@ -136,10 +154,8 @@ function checkOptions(options: HttpServerOptions): void {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
   const { host, port, shouldRateLimit, config, healthy, metricsText, observer } = options;
-  if (typeof host !== 'string' || host === '')
-    throw configError('host', 'must be a host name or address', host);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw configError('port', 'must be an integer from 0 to 65535', port);
+  hostOption('host', host);
+  portOption('port', port);
   for (const [name, value] of Object.entries({ shouldRateLimit, config, healthy, metricsText }))
     if (typeof value !== 'function') throw configError(name, 'must be a function', value);
   if (observer !== undefined && typeof observer?.request !== 'function')
@@ -180,10 +196,6 @@ async function health(healthy: HttpServerOptions['healthy']): Promise<Outcome> {
 }
 
 function listen(server: ReturnType<typeof createServer>, host: string, port: number): Promise<number> {
-  if (typeof host !== 'string' || host === '')
-    throw configError('host', 'must be a host name or address', host);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw configError('port', 'must be an integer from 0 to 65535', port);
   return new Promise((resolve, reject) => {
     server.once('error', (error) =>
       reject(environmentError(`the HTTP server cannot listen on ${host}:${port}`, error, 'port')),

@@ -2,7 +2,7 @@
 // as the reference service answers it.
 import type { IncomingMessage } from 'node:http';
 import { Code, type RateLimitRequest, type RateLimitResponse } from '../protocol/messages.js';
-import { type Outcome, refused, TOO_LARGE } from './answer.js';
+import { type Outcome, refused } from './answer.js';
 import { readBody } from './request-body.js';
 import { formatRateLimitResponse, parseRateLimitRequest } from './rls-json.js';
 
@@ -16,7 +16,7 @@ export async function answerJson(
   req: IncomingMessage,
 ): Promise<Outcome> {
   const body = await readBody(req);
-  if (body === undefined) return TOO_LARGE;
+  if (typeof body !== 'string') return body;
   let response: RateLimitResponse;
   try {
     response = await shouldRateLimit(parseRateLimitRequest(body));

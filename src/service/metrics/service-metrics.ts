@@ -1,15 +1,21 @@
 // The rate limit service's metrics: each limit's counters as the reference service keeps them, and the service's
 // own (configuration loads, requests, store errors, response times), as Prometheus text.
-import { positiveInteger } from '../../core/validate.js';
+import { nonNegativeInteger, positiveInteger } from '../../core/validate.js';
 import type { DescriptorOutcome, ServiceObserver } from '../engine/observer.js';
 import { Exposition, MsHistogram } from './exposition.js';
 
 export interface ServiceMetricsOptions {
   /**
-   * The most limits counted apart (default 10,000); later ones are counted together under the key `_other`. A
-   * `detailed_metric` limit makes a key of each value a client sends, so without a bound clients set the memory.
+   * The most configured limits' keys counted apart (default 10,000); later ones are counted together under the key
+   * `_other`. The files bound them: this only guards against reloads piling up keys.
    */
   readonly maxKeys?: number;
+  /**
+   * The most keys made of request values counted apart (default 1,000): those of `detailed_metric`,
+   * `value_to_metric` and a request's own limit, which a client picks. Later ones count under `_other`, from a
+   * budget of their own, so a client sending new values can never take a configured limit's series.
+   */
+  readonly maxRequestKeys?: number;
 }
 
 export interface ServiceMetrics extends ServiceObserver {
@@ -19,7 +25,7 @@ export interface ServiceMetrics extends ServiceObserver {
   text(): string;
 }
 
-/** The key that limits past `maxKeys` are counted under. */
+/** The key that limits past `maxKeys` or `maxRequestKeys` are counted under. */
 export const OTHER_KEY = '_other';
 
 const PREFIX = 'tollgate_service_';
@@ -57,7 +63,10 @@ interface Counts {
 
 /** Metrics for `tollgate serve`: give it to the engine and the servers as their observer, and serve `text()`. */
 export function createServiceMetrics(options: ServiceMetricsOptions = {}): ServiceMetrics {
-  const maxKeys = positiveInteger('maxKeys', options.maxKeys ?? 10_000);
+  const budgets = {
+    configured: positiveInteger('maxKeys', options.maxKeys ?? 10_000),
+    request: nonNegativeInteger('maxRequestKeys', options.maxRequestKeys ?? 1_000),
+  };
   const counts: Counts = {
     byKey: new Map(),
     configLoads: { success: 0, error: 0 },
@@ -65,14 +74,14 @@ export function createServiceMetrics(options: ServiceMetricsOptions = {}): Servi
     durations: new Map(PROTOCOLS.map((protocol) => [protocol, new MsHistogram(DURATION_BOUNDS_MS)])),
     storeErrors: 0,
   };
-  const countersOf = (statsKey: string): number[] => {
-    const { byKey } = counts;
-    const key = byKey.has(statsKey) || byKey.size < maxKeys ? statsKey : OTHER_KEY;
-    let counters = byKey.get(key);
-    if (counters === undefined) {
-      counters = [0, 0, 0, 0, 0];
-      byKey.set(key, counters);
-    }
+  const countersOf = (statsKey: string, fromRequest: boolean): number[] => {
+    const known = counts.byKey.get(statsKey);
+    if (known !== undefined) return known;
+    const budget = fromRequest ? 'request' : 'configured';
+    const key = budgets[budget] > 0 ? statsKey : OTHER_KEY;
+    if (key !== OTHER_KEY) budgets[budget]--;
+    const counters = counts.byKey.get(key) ?? [0, 0, 0, 0, 0];
+    counts.byKey.set(key, counters);
     return counters;
   };
   const add = (counters: number[], index: number, hits: number) => {
@@ -80,8 +89,8 @@ export function createServiceMetrics(options: ServiceMetricsOptions = {}): Servi
   };
 
   return {
-    descriptor({ statsKey, hits, level, shadow }: DescriptorOutcome) {
-      const counters = countersOf(statsKey);
+    descriptor({ statsKey, hits, level, shadow, fromRequest }: DescriptorOutcome) {
+      const counters = countersOf(statsKey, fromRequest);
       add(counters, HITS, hits);
       add(counters, level === 'over' ? OVER : WITHIN, hits);
       if (level === 'near') add(counters, NEAR, hits);

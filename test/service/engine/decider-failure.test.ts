@@ -117,6 +117,19 @@ describe('the decision engine on a failing store', () => {
     assert.equal(fresh.statuses[0]?.limitRemaining, 1, 'nothing was counted before the refusals');
   });
 
+  it('lets an argument error pass through a fail mode, told by its code even from another copy of the library', async () => {
+    const refusing: Store = {
+      evaluate: () =>
+        Promise.reject(Object.assign(new Error('cost is too large'), { code: 'ERR_TOLLGATE_ARGUMENT' })),
+      reset: async () => {},
+    };
+    const decider = createDecider({ store: refusing });
+    await assert.rejects(decider.shouldRateLimit(config, request('open=1')), {
+      code: 'ERR_TOLLGATE_ARGUMENT',
+      message: 'cost is too large',
+    });
+  });
+
   it('checks its options once, naming the one at fault', () => {
     assert.throws(() => createDecider({} as never), { code: 'ERR_TOLLGATE_CONFIG', option: 'store' });
     const store = new MemoryStore({ autoCleanup: false });

@@ -26,6 +26,7 @@ export function modeScenarios(makeStore: StoreMaker): void {
         hits: 1,
         level: 'over',
         shadow: true,
+        fromRequest: false,
       });
     } finally {
       await close();
@@ -79,6 +80,7 @@ export function modeScenarios(makeStore: StoreMaker): void {
         hits: 0,
         level: 'within',
         shadow: false,
+        fromRequest: false,
       });
       await ask(decider, config, descriptor('c=1'));
       const full = await check();

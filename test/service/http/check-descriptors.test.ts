@@ -16,14 +16,41 @@ describe('clientAddress', () => {
     assert.equal(clientAddress(headers, 2, '10.0.0.3'), '203.0.113.9');
   });
 
-  it('falls back to X-Real-IP, then to the peer, when the header has too few entries', () => {
+  it('reads X-Real-IP only without X-Forwarded-For, then the peer', () => {
+    assert.equal(clientAddress({ 'x-real-ip': ' 198.51.100.7 ' }, 0, '10.0.0.3'), '198.51.100.7');
+    assert.equal(clientAddress({}, 3, '::ffff:127.0.0.1'), '127.0.0.1');
     assert.equal(
-      clientAddress({ 'x-forwarded-for': '10.0.0.1', 'x-real-ip': ' 198.51.100.7 ' }, 1, '::1'),
-      '198.51.100.7',
+      clientAddress({ 'x-forwarded-for': ' , ', 'x-real-ip': '198.51.100.7' }, 0, '2001:db8::1'),
+      '2001:db8::1',
     );
-    assert.equal(clientAddress({ 'x-forwarded-for': '10.0.0.1' }, 3, '::ffff:127.0.0.1'), '127.0.0.1');
-    assert.equal(clientAddress({ 'x-forwarded-for': ' , ' }, 0, '2001:db8::1'), '2001:db8::1');
     assert.equal(clientAddress({}, 0, undefined), undefined);
+  });
+
+  it('takes the leftmost entry, never X-Real-IP, when X-Forwarded-For is too short or its entry empty', () => {
+    const realIp = { 'x-real-ip': '198.51.100.7' };
+    assert.equal(
+      clientAddress({ ...realIp, 'x-forwarded-for': '203.0.113.9' }, 1, '10.0.0.3'),
+      '203.0.113.9',
+    );
+    assert.equal(
+      clientAddress({ ...realIp, 'x-forwarded-for': ' , 203.0.113.9, 10.0.0.1' }, 5, '10.0.0.3'),
+      '203.0.113.9',
+    );
+    assert.equal(
+      clientAddress({ ...realIp, 'x-forwarded-for': '203.0.113.9, ' }, 0, '10.0.0.3'),
+      '203.0.113.9',
+    );
+  });
+
+  it('writes one address one way: no port, no brackets, IPv6 in its short lower-case form', () => {
+    const address = (forwarded: string) => clientAddress({ 'x-forwarded-for': forwarded }, 0, undefined);
+    assert.equal(address('203.0.113.9:5678'), '203.0.113.9');
+    assert.equal(address('[2001:DB8::1]:443'), '2001:db8::1');
+    assert.equal(address('[2001:db8:0:0::1]'), '2001:db8::1');
+    assert.equal(address('2001:0DB8::0001'), '2001:db8::1');
+    assert.equal(address('::ffff:203.0.113.9'), '203.0.113.9');
+    assert.equal(address('unknown'), 'unknown', 'what is not an address stays as written');
+    assert.equal(clientAddress({ 'x-real-ip': '203.0.113.9:80' }, 0, undefined), '203.0.113.9');
   });
 });
 

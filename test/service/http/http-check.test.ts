@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { describe, it } from 'node:test';
-import type { ServiceConfig } from '../../../src/service/config/types.js';
 import { BY_ADDRESS, checkConfig, countingEngine, serve, statuses } from './fake-service.js';
 
 const BY_PATH = {
@@ -84,7 +83,7 @@ describe('GET /check by the rules', () => {
     assert.equal(engine.requests.length, 0);
   });
 
-  it('answers 400 without rules, 503 without a configuration', async () => {
+  it('answers 400 without rules', async () => {
     const { call } = await serve({ config: () => checkConfig([]) });
     const none = await call('/check');
     assert.equal(none.status, 400);
@@ -92,10 +91,6 @@ describe('GET /check by the rules', () => {
     const unknown = await call('/check?domain=other', { method: 'POST' });
     assert.equal(unknown.status, 400);
     assert.match(await unknown.text(), /the domain "other" has no HTTP check rules/);
-    const { call: early } = await serve({ config: () => undefined as ServiceConfig | undefined });
-    const waiting = await early('/check');
-    assert.equal(waiting.status, 503);
-    assert.match(await waiting.text(), /no rate limit configuration is loaded yet/);
   });
 });
 

@@ -94,4 +94,20 @@ describe('the HTTP server over the real loader and engine', () => {
     });
     assert.equal(refused.status, 400);
   });
+
+  it('refuses a string that is not well-formed Unicode (a lone surrogate) as 400, on /json and POST /check', async () => {
+    // JSON can escape half a surrogate pair; no UTF-8 (what gRPC carries) can hold one.
+    const lone = '"\\ud800"';
+    const bodies = [
+      `{"domain":"api","descriptors":[{"entries":[{"key":"generic_key","value":${lone}}]}]}`,
+      `{"domain":"api","descriptors":[{"entries":[{"key":${lone},"value":"orders"}]}]}`,
+      `{"domain":${lone},"descriptors":[{"entries":[{"key":"generic_key","value":"orders"}]}]}`,
+    ];
+    for (const path of ['/json', '/check'])
+      for (const body of bodies) {
+        const answer = await call(path, { method: 'POST', body });
+        assert.equal(answer.status, 400, `${path} ${body}`);
+        assert.match(await answer.text(), /is not well-formed Unicode/);
+      }
+  });
 });

@@ -55,12 +55,13 @@ function value(parsed: Parsed, name: string, labels: Record<string, string> = {}
   )?.value;
 }
 
-const outcome = (statsKey: string, level: 'within' | 'near' | 'over', hits = 1, shadow = false) => ({
-  statsKey,
-  hits,
-  level,
-  shadow,
-});
+const outcome = (
+  statsKey: string,
+  level: 'within' | 'near' | 'over',
+  hits = 1,
+  shadow = false,
+  fromRequest = false,
+) => ({ statsKey, hits, level, shadow, fromRequest });
 
 describe('createServiceMetrics', () => {
   it('counts each limit key’s hits as the reference does: near within, shadow over', () => {
@@ -109,6 +110,29 @@ describe('createServiceMetrics', () => {
     assert.throws(() => createServiceMetrics({ maxKeys: 0 }), {
       code: 'ERR_TOLLGATE_CONFIG',
       option: 'maxKeys',
+    });
+  });
+
+  it('gives keys made of request values their own budget, so configured keys keep their series', () => {
+    const metrics = createServiceMetrics({ maxKeys: 3, maxRequestKeys: 2 });
+    for (const user of ['a', 'b', 'c', 'd', 'a'])
+      metrics.descriptor(outcome(`edge.user_${user}`, 'within', 1, false, true));
+    for (const configured of ['edge.one', 'edge.two', 'edge.three', 'edge.four'])
+      metrics.descriptor(outcome(configured, 'within'));
+    const keys = parse(metrics.text())
+      .samples.filter(({ name }) => name === 'tollgate_service_rate_limit_hits_total')
+      .map(({ labels, value: count }) => [labels.key, count]);
+    assert.deepEqual(keys, [
+      ['edge.user_a', 2],
+      ['edge.user_b', 1],
+      [OTHER_KEY, 3],
+      ['edge.one', 1],
+      ['edge.two', 1],
+      ['edge.three', 1],
+    ]);
+    assert.throws(() => createServiceMetrics({ maxRequestKeys: -1 }), {
+      code: 'ERR_TOLLGATE_CONFIG',
+      option: 'maxRequestKeys',
     });
   });
 
