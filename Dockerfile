@@ -26,6 +26,8 @@ EXPOSE 8080 8081
 # service asks no credentials.
 ENTRYPOINT ["node", "/app/node_modules/tollgate/dist/cli.js"]
 CMD ["serve", "--config", "/config", "--host", "0.0.0.0"]
-# The slim image has no curl: Node asks /healthcheck (503 while the store does not answer or while draining).
+# The slim image has no curl: Node asks /healthcheck on port 8080, the default --http-port (503 while no domain is
+# loaded, the store does not answer or the service drains). Serving HTTP on another port? Set HEALTHCHECK_PORT to it.
+ENV HEALTHCHECK_PORT=8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthcheck').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HEALTHCHECK_PORT}/healthcheck`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

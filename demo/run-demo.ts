@@ -1,5 +1,5 @@
 // What the demo servers share: their environment settings, a clear refusal of bad ones, serving and draining.
-import { EnvError, envFlag as flagOf, envPort as portOf } from '../src/cli/store-from-env.js';
+import { EnvError, envFlag, envPort } from '../src/cli/store-from-env.js';
 import { TollgateError } from '../src/core/errors.js';
 import { createDemoApp, DEFAULT_API_KEYS, type DemoOptions, defaultPaidApiKeys } from './demo-app.js';
 import { createDemoLogger } from './demo-logger.js';
@@ -19,15 +19,6 @@ function orRefuse<T>(read: () => T): T {
     if (error instanceof EnvError) refuseToStart(error.message);
     throw error;
   }
-}
-
-function envPort(name: string, fallback: number): number {
-  return orRefuse(() => portOf(process.env, name, fallback));
-}
-
-/** Only '1' and '0': a typo such as FAIL_OPEN=no must not silently pick a fail mode. */
-function envFlag(name: string, fallback: boolean): boolean {
-  return orRefuse(() => flagOf(process.env, name, fallback));
 }
 
 /** A comma-separated list; unset gives the default, and so does empty unless `emptyIsNone`. */
@@ -65,14 +56,14 @@ export async function runDemo(options: Pick<DemoOptions, 'store' | 'health' | 'l
       ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}),
       apiKeys,
       paidApiKeys,
-      logClientIps: envFlag('LOG_CLIENT_IPS', false),
+      logClientIps: orRefuse(() => envFlag(process.env, 'LOG_CLIENT_IPS', false)),
     });
   } catch (error) {
     if (!(error instanceof TollgateError) || error.code !== 'ERR_TOLLGATE_CONFIG') throw error;
     const variable = ENV_OF_OPTION[error.option ?? ''];
     refuseToStart(variable === undefined ? error.message : `${variable} is not usable: ${error.message}`);
   }
-  const port = envPort('PORT', 3000);
+  const port = orRefuse(() => envPort(process.env, 'PORT', 3000));
   try {
     await serve(app, { port, onClose: () => store.close?.(), log: (message) => logger.info(message) });
   } catch (error) {

@@ -94,11 +94,16 @@ function serve(args: readonly string[]): Command {
   if (host === '') throw usageError('--host must not be empty', SERVE_USAGE, json);
   const port = (option: '--grpc-port' | '--http-port', text: string | undefined, fallback: number) =>
     text === undefined ? fallback : portNumber(option, text, json, SERVE_USAGE);
+  const grpcPort = port('--grpc-port', values['grpc-port'], DEFAULT_GRPC_PORT);
+  const httpPort = port('--http-port', values['http-port'], DEFAULT_HTTP_PORT);
+  // Else the second server to listen would report the port in use, by the first.
+  if (grpcPort === httpPort && grpcPort !== 0)
+    throw usageError(`--grpc-port and --http-port must differ (both ${grpcPort})`, SERVE_USAGE, json);
   return {
     name: 'serve',
     config,
-    grpcPort: port('--grpc-port', values['grpc-port'], DEFAULT_GRPC_PORT),
-    httpPort: port('--http-port', values['http-port'], DEFAULT_HTTP_PORT),
+    grpcPort,
+    httpPort,
     host,
     mergeDomains: values['merge-domains'] === true,
     json,

@@ -60,7 +60,7 @@ export async function serveCommand(options: ServeOptions, env: Env): Promise<voi
   process.stdout.write(
     json
       ? `${JSON.stringify({ grpcPort, httpPort })}\n`
-      : `Tollgate service: gRPC on ${options.host}:${grpcPort}, HTTP on ${options.host}:${httpPort}\n`,
+      : `Tollgate service: gRPC on ${hostPort(options.host, grpcPort)}, HTTP on ${hostPort(options.host, httpPort)}\n`,
   );
 }
 
@@ -128,4 +128,9 @@ function listenError(error: TollgateError): unknown {
   let cause: unknown = error;
   while (cause instanceof TollgateError && cause.cause !== undefined) cause = cause.cause;
   return cause;
+}
+
+/** `host:port`, an IPv6 address bracketed as in a URL: `[::1]:8081`. */
+function hostPort(host: string, port: number | undefined): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
 }

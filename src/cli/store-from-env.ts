@@ -89,17 +89,21 @@ function redisAddress(env: Env): Address {
     redacted(env.REDIS_URL);
     return { url: env.REDIS_URL };
   }
-  return { host: env.REDIS_HOST || '127.0.0.1', port: envPort(env, 'REDIS_PORT', 6379) };
+  const port = envPort(env, 'REDIS_PORT', 6379);
+  // 0 is "any free port" to a server, and no port at all to a client.
+  if (port === 0) throw new EnvError('REDIS_PORT must be a port number from 1 to 65535 (received "0")');
+  return { host: env.REDIS_HOST || '127.0.0.1', port };
 }
 
-/** One `host:port` of REDIS_CLUSTER_NODES. */
+/** One `host:port` of REDIS_CLUSTER_NODES, an IPv6 host in brackets: `[::1]:7000`. */
 function clusterNode(entry: string): { host: string; port: number } {
-  const match = /^\s*([^:\s]+):(\d{1,5})\s*$/.exec(entry);
-  if (!match)
+  const match = /^\s*(?:\[([^\]\s]+)\]|([^:\s[\]]+)):(\d{1,5})\s*$/.exec(entry);
+  const port = Number(match?.[3]);
+  if (!match || port < 1 || port > 65_535)
     throw new EnvError(
       `REDIS_CLUSTER_NODES must be host:port,host:port,... (received ${JSON.stringify(entry)})`,
     );
-  return { host: match[1] as string, port: Number(match[2]) };
+  return { host: (match[1] ?? match[2]) as string, port };
 }
 
 function where(address: Address): string {

@@ -128,6 +128,20 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
+/** A port to listen on: 0 for any free port, the one chosen then known once listening. */
+export function portOption(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535)
+    throw configError(option, 'must be a port number from 0 to 65535 (0 for any free port)', value);
+  return value;
+}
+
+/** A host to listen on: a name or an address (an IPv6 one with or without its brackets). */
+export function hostOption(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '')
+    throw configError(option, 'must be a host name or address', value);
+  return value;
+}
+
 /** An injected clock (for tests): a function returning epoch milliseconds. */
 export function optionalClock(value: (() => number) | undefined): (() => number) | undefined {
   if (value !== undefined && typeof value !== 'function') {

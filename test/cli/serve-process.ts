@@ -96,13 +96,16 @@ export function cleanUp(): void {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 }
 
-/** A folder holding `limits.yaml`: `perDay` hits a day per `client` in `domain`. */
-export function limitsFolder(domain: string, perDay: number): string {
+/**
+ * A folder holding `limits.yaml`: `perYear` hits a year per `client` in `domain`. The window is epoch-aligned on the
+ * real clock: a year's ends once in 365 days, where a day's would reset the counts of a run crossing midnight UTC.
+ */
+export function limitsFolder(domain: string, perYear: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-serve-'));
   folders.push(dir);
   writeFileSync(
     join(dir, 'limits.yaml'),
-    `domain: ${domain}\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: ${perDay}\n`,
+    `domain: ${domain}\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: year\n      requests_per_unit: ${perYear}\n`,
   );
   return dir;
 }

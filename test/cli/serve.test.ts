@@ -70,12 +70,28 @@ describe('tollgate serve', { timeout: 120_000 }, () => {
         '--http-port must be a port number from 0 to 65535 (received "65536")',
       ],
       [['serve', '--config', dir, '--host='], {}, '--host must not be empty'],
+      [
+        ['serve', '--config', dir, '--grpc-port', '9000', '--http-port=9000'],
+        {},
+        '--grpc-port and --http-port must differ (both 9000)',
+      ],
+      [
+        ['serve', '--config', dir, '--http-port', '8081'],
+        {},
+        '--grpc-port and --http-port must differ (both 8081)',
+      ],
       [['serve', '--config', dir, '--port', '1'], {}, 'unknown option --port'],
       [['serve', '--config', dir, 'now'], {}, 'unexpected argument "now"'],
       [
         ['serve', '--config', dir],
         { REDIS_PORT: 'abc' },
         'REDIS_PORT must be a port number from 0 to 65535 (received "abc")',
+      ],
+      [['serve', '--config', dir], { REDIS_PORT: '0' }, 'REDIS_PORT must be a port number from 1 to 65535'],
+      [
+        ['serve', '--config', dir],
+        { REDIS_CLUSTER_NODES: '[::1]:7000,::1:7001' },
+        'REDIS_CLUSTER_NODES must be host:port,host:port,... (received "::1:7001")',
       ],
       [
         ['serve', '--config', dir],
@@ -151,7 +167,7 @@ describe('tollgate serve', { timeout: 120_000 }, () => {
       assert.equal((await client.check('served', 'client=c')).statuses[0]?.limitRemaining, 1);
       writeFileSync(
         join(dir, 'limits.yaml'),
-        'domain: served\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 5\n',
+        'domain: served\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: year\n      requests_per_unit: 5\n',
       );
       await eventually('the reload is logged', () => log().includes('configuration reloaded'));
       // One counted under the old file, one now: 5 - 2.

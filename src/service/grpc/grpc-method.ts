@@ -1,5 +1,6 @@
 // A grpc-js method over Tollgate's own codec, refusing undecodable requests as INVALID_ARGUMENT.
 import type { ServerMethodDefinition } from '@grpc/grpc-js';
+import { argumentError } from '../../core/errors.js';
 
 /** The gRPC status codes the service answers with (the protocol's numbers, the same in every gRPC library). */
 export const GrpcStatus = {
@@ -26,16 +27,23 @@ export interface TollgateMethod<Request, Response> extends ServerMethodDefinitio
   responseDeserialize(bytes: Buffer): Response;
 }
 
+/**
+ * `maxBytes`: a larger request is refused here, as a malformed one is, rather than by grpc-js's receive limit, which
+ * answers RESOURCE_EXHAUSTED before any handler runs, so that the call goes uncounted.
+ */
 export function methodDefinition<Request, Response>(
   path: string,
   codec: MethodCodec<Request, Response>,
   responseStream: boolean,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): TollgateMethod<Request, Response> {
   return {
     path,
     requestStream: false,
     responseStream,
     requestDeserialize: (bytes: Buffer) => {
+      if (bytes.length > maxBytes)
+        return argumentError(`the request is ${bytes.length} bytes, larger than ${maxBytes} bytes`);
       try {
         return codec.decodeRequest(bytes);
       } catch (error) {

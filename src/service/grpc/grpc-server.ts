@@ -2,10 +2,23 @@
 import type * as Grpc from '@grpc/grpc-js';
 import { configError, environmentError } from '../../core/errors.js';
 import { optionalPeer } from '../../core/optional-peer.js';
-import { knownKeys, optionalFunction, positiveInteger, timerMs } from '../../core/validate.js';
+import {
+  hostOption,
+  knownKeys,
+  optionalFunction,
+  portOption,
+  positiveInteger,
+  timerMs,
+} from '../../core/validate.js';
 import type { RateLimitRequest, RateLimitResponse } from '../protocol/messages.js';
 import { HealthService, healthServiceDefinition } from './health-service.js';
-import { type CallResult, RLS_SERVICE, rlsServiceDefinition, shouldRateLimitHandler } from './rls-service.js';
+import {
+  type CallResult,
+  REFERENCE_HEALTH_NAME,
+  RLS_SERVICE,
+  rlsServiceDefinition,
+  shouldRateLimitHandler,
+} from './rls-service.js';
 
 export interface GrpcServerOptions {
   readonly host: string;
@@ -13,9 +26,12 @@ export interface GrpcServerOptions {
   readonly port: number;
   /** The decision. Rejecting with an ERR_TOLLGATE_ARGUMENT error answers INVALID_ARGUMENT, anything else UNAVAILABLE. */
   readonly shouldRateLimit: (request: RateLimitRequest) => Promise<RateLimitResponse>;
-  /** Whether health checks (of '' and of the rate limit service) answer SERVING; false while draining. */
+  /**
+   * Whether health checks answer SERVING (for '', the rate limit service's full name and the reference's
+   * `ratelimit`); false while draining.
+   */
   readonly serving: () => boolean;
-  /** The largest request accepted; a larger one is answered RESOURCE_EXHAUSTED. Default 64 KiB. */
+  /** The largest request accepted; a larger one is answered INVALID_ARGUMENT, counted `invalid`. Default 64 KiB. */
   readonly maxMessageBytes?: number;
   /** Each ShouldRateLimit call's time in ms (by `now`) and how it ended. */
   readonly onRequest?: (ms: number, result: CallResult) => void;
@@ -52,19 +68,32 @@ const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
 const DEFAULT_HEALTH_POLL_MS = 1000;
 /** grpc-js keeps message lengths in a signed 32-bit integer. */
 const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+/**
+ * What grpc-js itself receives, at least: past its limit it answers RESOURCE_EXHAUSTED before any handler runs, so
+ * the call goes uncounted. Set well above `maxMessageBytes` (4 MiB, or 4 times it) so that the method refuses an
+ * oversize request itself, INVALID_ARGUMENT and counted; only a far larger one is left to grpc-js, unread.
+ */
+const RECEIVE_BYTES = 4 * 1024 * 1024;
 
 /** Starts the server on `host:port` (insecure: the service sits beside its proxy). Options are checked first. */
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
   const settings = resolve(options);
   const grpc = optionalPeer<typeof Grpc>('@grpc/grpc-js', 'tollgate serve');
   const server = new grpc.Server({
-    'grpc.max_receive_message_length': settings.maxMessageBytes,
-    // Channelz's per-call bookkeeping costs about a sixth of a call's time (measured: 16.7k against 19.4k empty
-    // calls a second), for a debugging service nothing here exposes.
-    'grpc.enable_channelz': 0,
+    'grpc.max_receive_message_length': Math.min(
+      MAX_MESSAGE_BYTES,
+      Math.max(RECEIVE_BYTES, 4 * settings.maxMessageBytes),
+    ),
+    // Channelz stays on, though its per-call bookkeeping costs about a sixth of an empty call's time (16.7k against
+    // 19.4k a second, measured): without it grpc-js's forceShutdown leaves calls in flight open for ever (grpc-js
+    // 1.14), and a drain must end them.
   });
-  const health = new HealthService(['', RLS_SERVICE], options.serving, settings.healthPollMs);
-  server.addService(rlsServiceDefinition, {
+  const health = new HealthService(
+    ['', RLS_SERVICE, REFERENCE_HEALTH_NAME],
+    options.serving,
+    settings.healthPollMs,
+  );
+  server.addService(rlsServiceDefinition(settings.maxMessageBytes), {
     ShouldRateLimit: shouldRateLimitHandler({
       shouldRateLimit: options.shouldRateLimit,
       onRequest: options.onRequest,
@@ -88,10 +117,8 @@ function resolve(options: GrpcServerOptions) {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
   knownKeys('startGrpcServer', options, OPTIONS);
-  if (typeof options.host !== 'string' || options.host === '')
-    throw configError('host', 'must be a host name or address', options.host);
-  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)
-    throw configError('port', 'must be a port number (0-65535, 0 for any free port)', options.port);
+  hostOption('host', options.host);
+  portOption('port', options.port);
   if (typeof options.shouldRateLimit !== 'function')
     throw configError('shouldRateLimit', 'must be a function', options.shouldRateLimit);
   if (typeof options.serving !== 'function')

@@ -7,6 +7,7 @@ import type {
   Unit,
 } from '../protocol/messages.js';
 import { Unit as Units } from '../protocol/messages.js';
+import { decodeKeyValue, type Mutable } from './wire-messages.js';
 import { tagOf, WireReader, WireType } from './wire-reader.js';
 import { WireWriter } from './wire-writer.js';
 
@@ -46,9 +47,6 @@ export function decodeRateLimitRequest(bytes: Uint8Array): RateLimitRequest {
   return { domain, descriptors, hitsAddend };
 }
 
-/** A message's plain object while it is decoded, its fields set as they come. */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
 function decodeDescriptor(reader: WireReader): RateLimitDescriptor {
   const entries: Entry[] = [];
   const descriptor: Mutable<RateLimitDescriptor> = { entries };
@@ -61,19 +59,6 @@ function decodeDescriptor(reader: WireReader): RateLimitDescriptor {
     else reader.skip(tag);
   }
   return descriptor;
-}
-
-/** A descriptor's Entry, or a response's HeaderValue: both are a key (1) and a value (2). */
-export function decodeKeyValue(reader: WireReader): Entry {
-  let key = '';
-  let value = '';
-  while (reader.more()) {
-    const tag = reader.tag();
-    if (tag === tagOf(KEY, LEN)) key = reader.string();
-    else if (tag === tagOf(VALUE, LEN)) value = reader.string();
-    else reader.skip(tag);
-  }
-  return { key, value };
 }
 
 /** `merged`: what an earlier occurrence of the field set, which this one's fields replace one by one. */

@@ -8,7 +8,7 @@ import type {
   Unit,
 } from '../protocol/messages.js';
 import { Code as Codes, Unit as Units } from '../protocol/messages.js';
-import { decodeKeyValue, type Mutable } from './rls-request.js';
+import { decodeKeyValue, type Mutable } from './wire-messages.js';
 import { tagOf, WireReader, WireType } from './wire-reader.js';
 import { WireWriter } from './wire-writer.js';
 

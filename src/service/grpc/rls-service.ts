@@ -1,6 +1,6 @@
 // envoy.service.ratelimit.v3.RateLimitService on grpc-js: its definition and the handler of ShouldRateLimit.
 import type { handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { TollgateError } from '../../core/errors.js';
+import { isTollgateError, TollgateError } from '../../core/errors.js';
 import { Code, type RateLimitRequest, type RateLimitResponse } from '../protocol/messages.js';
 import { GrpcStatus, methodDefinition } from './grpc-method.js';
 import { decodeRateLimitRequest, encodeRateLimitRequest } from './rls-request.js';
@@ -9,17 +9,24 @@ import { decodeRateLimitResponse, encodeRateLimitResponse } from './rls-response
 /** The fully qualified service name, as health checks ask about it. */
 export const RLS_SERVICE = 'envoy.service.ratelimit.v3.RateLimitService';
 
-export const rlsServiceDefinition = {
-  ShouldRateLimit: methodDefinition(
-    `/${RLS_SERVICE}/ShouldRateLimit`,
-    {
-      decodeRequest: decodeRateLimitRequest,
-      encodeRequest: encodeRateLimitRequest,
-      decodeResponse: decodeRateLimitResponse,
-    },
-    false,
-  ),
-};
+/** The name envoyproxy/ratelimit reports health for, which probes written for it ask about. */
+export const REFERENCE_HEALTH_NAME = 'ratelimit';
+
+/** The service's definition, refusing a request over `maxBytes` as INVALID_ARGUMENT (counted as `invalid`). */
+export function rlsServiceDefinition(maxBytes: number) {
+  return {
+    ShouldRateLimit: methodDefinition(
+      `/${RLS_SERVICE}/ShouldRateLimit`,
+      {
+        decodeRequest: decodeRateLimitRequest,
+        encodeRequest: encodeRateLimitRequest,
+        decodeResponse: decodeRateLimitResponse,
+      },
+      false,
+      maxBytes,
+    ),
+  };
+}
 
 /** How a call ended, as the service's metrics count it. */
 export type CallResult = 'ok' | 'over_limit' | 'invalid' | 'error';
@@ -70,7 +77,7 @@ async function answer(
     callback(null, encodeRateLimitResponse(response));
     return response.overallCode === Code.OVER_LIMIT ? 'over_limit' : 'ok';
   } catch (error) {
-    if (error instanceof TollgateError && error.code === 'ERR_TOLLGATE_ARGUMENT') {
+    if (isTollgateError(error, 'ERR_TOLLGATE_ARGUMENT')) {
       callback({ code: GrpcStatus.INVALID_ARGUMENT, details: error.message });
       return 'invalid';
     }

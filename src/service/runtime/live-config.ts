@@ -4,6 +4,9 @@ import { readServiceConfig } from '../config/read-files.js';
 import type { ServiceConfig } from '../config/types.js';
 import type { ServiceLogger } from './service-options.js';
 
+/** Why the service is unhealthy while its configuration has no domain. */
+export const NO_DOMAIN = 'no rate limit configuration is loaded (0 domains)';
+
 export class LiveConfig {
   #current: ServiceConfig | undefined;
   /** The last load asked for: each waits for the one before, so the last to finish read the newest files. */
@@ -32,10 +35,11 @@ export class LiveConfig {
     return this.#current;
   }
 
-  /** The first load: rejects with the error naming file, line and key. */
+  /** The first load: rejects with the error naming file, line and key. No domain is no error, but a warning. */
   async load(): Promise<ServiceConfig> {
     await this.#queue(async () => {
       this.#current = await readServiceConfig(this.#paths, this.#options);
+      this.#warnIfEmpty(this.#current);
     });
     return this.current;
   }
@@ -53,7 +57,16 @@ export class LiveConfig {
       this.#current = next;
       this.#counted(true);
       this.#logger.info?.(`configuration reloaded: ${describeConfig(next)}`);
+      this.#warnIfEmpty(next);
     });
+  }
+
+  /** No domain is almost always a wrong or empty mount: the service runs, unhealthy, and says why. */
+  #warnIfEmpty(config: ServiceConfig): void {
+    if (config.domains.length === 0)
+      this.#logger.warn(
+        `${NO_DOMAIN}: no file in ${this.#paths.join(', ')} declares a domain; health checks fail`,
+      );
   }
 
   /** `reload()` for the watcher: a bad file is logged with why (file, line, key), never thrown. */

@@ -9,7 +9,7 @@ import { createServiceMetrics, type ServiceMetrics } from '../metrics/service-me
 import type { RateLimitRequest, RateLimitResponse } from '../protocol/messages.js';
 import type { ConfigWatcher } from './config-watcher.js';
 import { watchConfig } from './config-watcher.js';
-import { LiveConfig } from './live-config.js';
+import { LiveConfig, NO_DOMAIN } from './live-config.js';
 import {
   type RateLimitServiceOptions,
   resolveServiceOptions,
@@ -36,7 +36,7 @@ export interface RateLimitService<GrpcPort = number | undefined, HttpPort = numb
   readonly httpPort: HttpPort;
   /** The configuration requests are decided under now. */
   readonly config: ServiceConfig;
-  /** Whether the service can decide: its store answers, and it is not closing. */
+  /** Whether the service can decide: a domain is loaded, its store answers, and it is not closing. */
   readonly healthy: boolean;
   /** Loads the files again now; rejects with the error (file, line, key) when they are bad, keeping the last good ones. */
   reload(): Promise<void>;
@@ -80,10 +80,15 @@ export async function createRateLimitService<O extends RateLimitServiceOptions>(
     await live.load();
     metrics.configLoad(true);
     parts.health = await watchStoreHealth(store, HEALTH_PROBE_MS);
-    const healthy = () => !parts.closing && parts.health?.up === true;
+    const whyUnhealthy = () => unhealthy(parts, live);
     // The configuration is read once per request, as it arrives: a reload meanwhile leaves the request on its own.
     const shouldRateLimit = (request: RateLimitRequest) => decider.shouldRateLimit(live.current, request);
-    await startServers(settings, parts, { shouldRateLimit, healthy, config: () => live.current, metrics });
+    await startServers(settings, parts, {
+      shouldRateLimit,
+      whyUnhealthy,
+      config: () => live.current,
+      metrics,
+    });
     return {
       // As the options say: each server asked for has started, or this has rejected.
       grpcPort: parts.grpc?.port as PortOf<O, 'grpc'>,
@@ -92,7 +97,7 @@ export async function createRateLimitService<O extends RateLimitServiceOptions>(
         return live.current;
       },
       get healthy() {
-        return healthy();
+        return whyUnhealthy() === undefined;
       },
       reload: () => live.reload(),
       metricsText: () => metrics.text(),
@@ -138,7 +143,8 @@ class Parts {
 
 interface Handlers {
   readonly shouldRateLimit: (request: RateLimitRequest) => Promise<RateLimitResponse>;
-  readonly healthy: () => boolean;
+  /** Why health checks fail now; undefined while healthy. */
+  readonly whyUnhealthy: () => string | undefined;
   readonly config: () => ServiceConfig;
   readonly metrics: ServiceMetrics;
 }
@@ -146,14 +152,14 @@ interface Handlers {
 async function startServers(
   { grpc, http, logger }: ServiceSettings,
   parts: Parts,
-  { shouldRateLimit, healthy, config, metrics }: Handlers,
+  { shouldRateLimit, whyUnhealthy, config, metrics }: Handlers,
 ): Promise<void> {
   if (grpc !== undefined) {
     parts.grpc = await listening('grpc', () =>
       startGrpcServer({
         ...grpc,
         shouldRateLimit,
-        serving: healthy,
+        serving: () => whyUnhealthy() === undefined,
         onRequest: (ms, result) => metrics.request('grpc', ms, result),
         onError: (error) => logger.error(error, '[tollgate] serve: a gRPC call failed'),
       }),
@@ -165,7 +171,10 @@ async function startServers(
         ...http,
         shouldRateLimit,
         config,
-        healthy: async () => (healthy() ? { ok: true } : { ok: false, reason: unhealthy(parts) }),
+        healthy: async () => {
+          const reason = whyUnhealthy();
+          return reason === undefined ? { ok: true } : { ok: false, reason };
+        },
         metricsText: () => metrics.text(),
         observer: metrics,
         logger,
@@ -174,9 +183,12 @@ async function startServers(
   }
 }
 
-/** Why health checks fail: the drain, or the store. */
-function unhealthy(parts: Parts): string {
-  return parts.closing ? 'the service is closing' : 'the store does not answer';
+/** Why health checks fail: the drain, no domain to decide for, or the store; undefined while healthy. */
+function unhealthy(parts: Parts, live: LiveConfig): string | undefined {
+  if (parts.closing) return 'the service is closing';
+  if (live.current.domains.length === 0) return NO_DOMAIN;
+  if (parts.health?.up !== true) return 'the store does not answer';
+  return undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 // createRateLimitService's options: what each means, each checked once at wire-up and resolved to what the service runs on.
 import { configError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { knownKeys, loggerOption } from '../../core/validate.js';
+import { hostOption, knownKeys, loggerOption, portOption } from '../../core/validate.js';
 import { isStore, type Store } from '../../stores/store.js';
 
 /** Where a server listens. */
@@ -101,11 +101,8 @@ function listen(
   if (value !== undefined && (typeof value !== 'object' || value === null))
     throw configError(name, 'must be { host, port } or false', value);
   knownKeys(name, value ?? {}, ['host', 'port']);
-  const host = value?.host ?? DEFAULT_HOST;
-  if (typeof host !== 'string' || host === '')
-    throw configError(`${name}.host`, 'must be a non-empty string', host);
-  const port = value?.port ?? defaultPort;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw configError(`${name}.port`, 'must be a port number from 0 to 65535', port);
-  return { host, port };
+  return {
+    host: hostOption(`${name}.host`, value?.host ?? DEFAULT_HOST),
+    port: portOption(`${name}.port`, value?.port ?? defaultPort),
+  };
 }

@@ -155,13 +155,18 @@ describe('a descriptor that sets its own limit', () => {
     assert.notEqual(daily?.rule.scope, ten?.rule.scope, 'another unit is another window');
   });
 
-  it('answers nothing for a unit the protocol does not have', () => {
-    const unknown = { requestsPerUnit: 10, unit: Unit.UNKNOWN };
-    assert.equal(findOverride(basic, 'test-domain', unknown, ['key2', 'x']), undefined);
-    assert.equal(
-      findOverride(basic, 'test-domain', { requestsPerUnit: 10, unit: 9 as Unit }, ['key2', 'x']),
-      undefined,
-    );
+  it('refuses a unit the protocol does not have, or a limit that is not a count, as an argument error', () => {
+    for (const limit of [
+      { requestsPerUnit: 10, unit: Unit.UNKNOWN },
+      { requestsPerUnit: 10, unit: 9 as Unit },
+      { requestsPerUnit: -1, unit: Unit.SECOND },
+      { requestsPerUnit: 1.5, unit: Unit.SECOND },
+    ]) {
+      assert.throws(() => findOverride(basic, 'test-domain', limit, ['key2', 'x']), {
+        code: 'ERR_TOLLGATE_ARGUMENT',
+        message: /`limit\.(unit|requests_per_unit)` must be/,
+      });
+    }
   });
 });
 

@@ -22,7 +22,7 @@ import {
 } from './grpc-fixture.js';
 
 const RLS = 'envoy.service.ratelimit.v3.RateLimitService';
-const Status = { CANCELLED: 1, INVALID_ARGUMENT: 3, NOT_FOUND: 5, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 };
+const Status = { CANCELLED: 1, INVALID_ARGUMENT: 3, NOT_FOUND: 5, UNAVAILABLE: 14 };
 
 const RESPONSE: RateLimitResponse = {
   overallCode: 2,
@@ -223,11 +223,17 @@ describe('startGrpcServer: ShouldRateLimit', () => {
 });
 
 describe('startGrpcServer: limits and failing callbacks', () => {
-  it('answers a request over maxMessageBytes RESOURCE_EXHAUSTED, and goes on serving', async () => {
+  it('answers a request over maxMessageBytes INVALID_ARGUMENT, counts it invalid, and goes on serving', async () => {
     const h = await new Harness().start({ maxMessageBytes: 1024 });
     const client = rlsClient(h.server.port);
     const big = { domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'x'.repeat(2000) }] }] };
-    await refusedWith(call(client, 'ShouldRateLimit', big), Status.RESOURCE_EXHAUSTED);
+    await refusedWith(
+      call(client, 'ShouldRateLimit', big),
+      Status.INVALID_ARGUMENT,
+      /larger than 1024 bytes/,
+    );
+    assert.deepEqual(h.reports, [[5, 'invalid']]);
+    assert.equal(h.requests.length, 0);
     await call(client, 'ShouldRateLimit', { domain: 'd' });
     assert.equal(h.requests.length, 1);
     client.close();
@@ -288,11 +294,13 @@ describe('startGrpcServer: limits and failing callbacks', () => {
 });
 
 describe('startGrpcServer: health and shutdown', () => {
-  it('answers Check SERVING or NOT_SERVING for the server and the RLS service, NOT_FOUND for others', async () => {
+  it('answers Check SERVING or NOT_SERVING for the server and the RLS service (both names), NOT_FOUND for others', async () => {
     const h = await new Harness().start();
     const health = healthClient(h.server.port);
     assert.deepEqual(await call(health, 'Check', { service: '' }), { status: 1 });
     assert.deepEqual(await call(health, 'Check', { service: RLS }), { status: 1 });
+    // The name envoyproxy/ratelimit answers for, which probes written for it ask about.
+    assert.deepEqual(await call(health, 'Check', { service: 'ratelimit' }), { status: 1 });
     await refusedWith(
       call(health, 'Check', { service: 'other.Service' }),
       Status.NOT_FOUND,
@@ -300,6 +308,7 @@ describe('startGrpcServer: health and shutdown', () => {
     );
     h.serving = false;
     assert.deepEqual(await call(health, 'Check', { service: '' }), { status: 2 });
+    assert.deepEqual(await call(health, 'Check', { service: 'ratelimit' }), { status: 2 });
     health.close();
     await h.server.close(1000);
   });

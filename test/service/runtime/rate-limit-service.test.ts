@@ -4,19 +4,24 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { ServiceError } from '@grpc/grpc-js';
 import { TollgateError } from '../../../src/core/errors.js';
 import { createRateLimitService, type RateLimitService } from '../../../src/service/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import type { Store, StoreRequest, StoreResponse } from '../../../src/stores/store.js';
+import { call, healthClient, rlsClient as protoClient } from '../grpc/grpc-fixture.js';
 import { eventually, type RlsClient, rlsClient } from './rls-client.js';
 
-/** A day: a window this long cannot end during a test, as an hour's could at the top of the hour. */
-const limits = (domain: string, perDay: number) => `domain: ${domain}
+/**
+ * A year: the window is epoch-aligned on the real clock, and a year's ends once in 365 days, where a day's would
+ * reset the counts of a run crossing midnight UTC.
+ */
+const limits = (domain: string, perYear: number) => `domain: ${domain}
 descriptors:
   - key: client
     rate_limit:
-      unit: day
-      requests_per_unit: ${perDay}
+      unit: year
+      requests_per_unit: ${perYear}
 `;
 
 const dirs: string[] = [];
@@ -76,7 +81,7 @@ describe('createRateLimitService', { timeout: 60_000 }, () => {
     assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OVER_LIMIT']);
     const first = await client.check('count', 'client=b');
     assert.equal(first.statuses[0]?.limitRemaining, 2);
-    assert.deepEqual(first.statuses[0]?.currentLimit, { name: '', requestsPerUnit: 3, unit: 'DAY' });
+    assert.deepEqual(first.statuses[0]?.currentLimit, { name: '', requestsPerUnit: 3, unit: 'YEAR' });
     const health = await fetch(`http://127.0.0.1:${service.httpPort}/healthcheck`);
     assert.equal(health.status, 200);
     assert.equal(service.healthy, true);
@@ -156,8 +161,82 @@ describe('createRateLimitService', { timeout: 60_000 }, () => {
     );
   });
 
+  it('starts on a folder with no domain, unhealthy over HTTP and gRPC and warning why, until one is loaded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-service-'));
+    dirs.push(dir);
+    const { lines, logger } = capturingLogger();
+    const { service } = await start(dir, { logger });
+    assert.equal(service.healthy, false);
+    assert.ok(
+      lines.some((line) => /^warn: .*0 domains/.test(line)),
+      lines.join('\n'),
+    );
+    const health = await fetch(`http://127.0.0.1:${service.httpPort}/healthcheck`);
+    assert.equal(health.status, 503);
+    assert.match(await health.text(), /no rate limit configuration is loaded \(0 domains\)/);
+    const grpcHealth = healthClient(service.grpcPort as number);
+    try {
+      for (const name of ['', 'ratelimit', 'envoy.service.ratelimit.v3.RateLimitService'])
+        assert.deepEqual(await call(grpcHealth, 'Check', { service: name }), { status: 2 }, name);
+      writeFileSync(join(dir, 'limits.yaml'), limits('late', 1));
+      await eventually('the file applies', () => service.healthy);
+      assert.deepEqual(await call(grpcHealth, 'Check', { service: 'ratelimit' }), { status: 1 });
+    } finally {
+      grpcHealth.close();
+    }
+    assert.equal((await fetch(`http://127.0.0.1:${service.httpPort}/healthcheck`)).status, 200);
+  });
+
+  it('turns unhealthy, with a warning, when a reload leaves no domain', async () => {
+    const dir = configDir(limits('emptied', 1));
+    const { lines, logger } = capturingLogger();
+    const { service } = await start(dir, { logger });
+    assert.equal(service.healthy, true);
+    rmSync(join(dir, 'limits.yaml'));
+    await eventually('the emptied folder applies', () => service.config.domains.length === 0);
+    assert.equal(service.healthy, false);
+    assert.ok(
+      lines.some((line) => /^warn: .*0 domains/.test(line)),
+      lines.join('\n'),
+    );
+    assert.equal((await fetch(`http://127.0.0.1:${service.httpPort}/healthcheck`)).status, 503);
+  });
+
+  it("refuses an override whose unit is UNKNOWN or not the protocol's, INVALID_ARGUMENT, counted", async () => {
+    const { service } = await start(configDir(limits('override', 1)));
+    const client = protoClient(service.grpcPort as number);
+    const withLimit = (limit: object) => ({
+      domain: 'override',
+      descriptors: [
+        { entries: [{ key: 'client', value: 'a' }] },
+        { entries: [{ key: 'client', value: 'b' }], limit },
+      ],
+    });
+    try {
+      // No unit: UNKNOWN, as a route configuration that forgot it sends; one above WEEK the decoder refuses.
+      for (const [limit, message] of [
+        [{ requestsPerUnit: 5 }, /`limit\.unit` must be one of second, .* \(received 0\)/],
+        [{ requestsPerUnit: 5, unit: 8 }, /limit override unit 8/],
+      ] as const) {
+        await assert.rejects(call(client, 'ShouldRateLimit', withLimit(limit)), (error: ServiceError) => {
+          assert.equal(error.code, 3, error.details);
+          assert.match(error.details, message);
+          return true;
+        });
+      }
+      // A usable override still counts.
+      const ok = (await call(client, 'ShouldRateLimit', withLimit({ requestsPerUnit: 5, unit: 6 }))) as {
+        overallCode: number;
+      };
+      assert.equal(ok.overallCode, 1);
+    } finally {
+      client.close();
+    }
+    assert.match(service.metricsText(), /requests_total\{protocol="grpc",result="invalid"\} 2/);
+  });
+
   it('refuses to start on a bad file, naming the file, the line and the key', async () => {
-    const dir = configDir('domain: start\ndescriptors:\n  - key: client\n    rate_limt:\n      unit: day\n');
+    const dir = configDir('domain: start\ndescriptors:\n  - key: client\n    rate_limt:\n      unit: year\n');
     await assert.rejects(
       createRateLimitService({ config: dir, grpc: { port: 0 }, http: { port: 0 } }),
       (error) => {
