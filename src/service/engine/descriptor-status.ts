@@ -30,7 +30,9 @@ export function countedStatus(rule: LimitRule, decision: Decision): DescriptorSt
     code: over && !rule.shadowMode ? Code.OVER_LIMIT : Code.OK,
     currentLimit: { name: rule.name, requestsPerUnit: rule.requestsPerUnit, unit: rule.unit },
     limitRemaining: over ? 0 : Math.min(decision.remaining, UNLIMITED_REMAINING),
-    durationUntilResetMs: untilReset(rule, decision),
+    // Whole seconds, rounded up, as the reference sends them: so Envoy's reset header, the JSON answer and the
+    // RateLimit field (also whole seconds, never early) tell a client the same instant.
+    durationUntilResetMs: Math.ceil(untilReset(rule, decision) / 1000) * 1000,
   };
 }
 
