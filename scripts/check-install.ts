@@ -22,6 +22,7 @@ import {
   run,
   specifierOf,
 } from './install-project.js';
+import { SERVICE_PEERS, serveNamesMissingPeer, serviceProblems } from './install-service.js';
 import { pagePaths, simulatorProblems } from './install-simulator.js';
 import { typescriptAppsRun } from './install-typescript.js';
 
@@ -32,6 +33,7 @@ import { typescriptAppsRun } from './install-typescript.js';
 const DEMO_ONLY = [
   ...['uplot', 'express', 'pino', 'fastify', 'hono', 'koa', 'ioredis', 'redis', 'prom-client'],
   ...['express-rate-limit', '@fastify/rate-limit', '@nestjs/throttler'],
+  ...SERVICE_PEERS,
 ];
 const NEST = ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'];
 /**
@@ -58,6 +60,7 @@ const MUST_SHIP = [
   'dist/cjs/package.json',
   'dist/cli.js',
   'simulator/index.html',
+  'proto/envoy/service/ratelimit/v3/rls.proto',
   ...SHIPPED_DOCS,
 ];
 const MUST_NOT_SHIP = [/\.map$/, /^docs\//, /\.png$/, /^demo\//, /^test\//, /^bench\//, /^src\//];
@@ -142,8 +145,16 @@ async function esModuleProject(work: string, tarball: string, files: readonly st
   const installed = `${run('npm', ['ls', '--all', '--parseable'], project)}\n`;
   const extra = DEMO_ONLY.filter((name) => installed.includes(`/node_modules/${name}\n`));
   check(extra.length === 0, `the install holds none of ${DEMO_ONLY.join(', ')}`, extra.join(', '));
-  await npmInstall(project, ['express', ...new Set(Object.values(LOADS_WITH).flat())]);
+  const bare = serveNamesMissingPeer(project);
+  check(bare.ok, '`tollgate serve` without @grpc/grpc-js and yaml exits 1 naming both', bare.output.trim());
+  await npmInstall(project, ['express', ...new Set(Object.values(LOADS_WITH).flat()), ...SERVICE_PEERS]);
   for (const subpath of Object.keys(LOADS_WITH)) importable(project, subpath);
+  const problems = await serviceProblems(project);
+  check(
+    problems.length === 0,
+    '`tollgate serve` limits HTTP checks and gRPC calls exactly and exits 0 on SIGTERM',
+    problems.join('; '),
+  );
   return project;
 }
 

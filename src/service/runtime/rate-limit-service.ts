@@ -15,6 +15,7 @@ import {
   resolveServiceOptions,
   type ServiceSettings,
 } from './service-options.js';
+import { checkServicePeers } from './service-peers.js';
 import { type StoreHealth, watchStoreHealth } from './store-health.js';
 
 /**
@@ -62,6 +63,7 @@ export async function createRateLimitService<O extends RateLimitServiceOptions>(
   options: O,
 ): Promise<RateLimitService<PortOf<O, 'grpc'>, PortOf<O, 'http'>>> {
   const settings = resolveServiceOptions(options);
+  checkServicePeers(settings.grpc !== undefined);
   const ownStore = settings.store === undefined ? new MemoryStore() : undefined;
   const store = settings.store ?? (ownStore as MemoryStore);
   const metrics = createServiceMetrics();
