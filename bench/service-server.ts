@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { rateLimit } from '../src/adapters/express/express.js';
 import { MemoryStore } from '../src/index.js';
@@ -11,7 +12,7 @@ import { createRateLimitService } from '../src/service/index.js';
 /** A quota never reached: the section measures the path of an admission. */
 export const LIMIT = 1_000_000;
 
-export type ServerKind = 'service' | 'express';
+export type ServerKind = 'service' | 'express' | 'grpc-floor';
 
 export interface ServerReady {
   readonly grpcPort?: number;
@@ -56,8 +57,43 @@ async function startExpress(): Promise<ServerReady> {
   return { httpPort: (server.address() as AddressInfo).port };
 }
 
-const kind = process.argv[2] as ServerKind;
-const ready = await (kind === 'service' ? startService() : startExpress());
+/**
+ * grpc-js alone, as the service configures it, answering every ShouldRateLimit with a fixed OK and decoding
+ * nothing: what the transport costs before any decision, the floor under the service's gRPC figures.
+ */
+async function startGrpcFloor(): Promise<ServerReady> {
+  const same = (bytes: Buffer) => bytes;
+  const method = {
+    path: '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: same,
+    requestDeserialize: same,
+    responseSerialize: same,
+    responseDeserialize: same,
+  };
+  const ok = Buffer.from([8, 1]); // overall_code: OK
+  const server = new grpc.Server();
+  server.addService(
+    { ShouldRateLimit: method },
+    {
+      ShouldRateLimit: (_call: unknown, answer: (error: null, value: Buffer) => void) => answer(null, ok),
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error === null ? resolve(bound) : reject(error),
+    ),
+  );
+  return { grpcPort: port, httpPort: 0 };
+}
+
+const STARTS: Record<ServerKind, () => Promise<ServerReady>> = {
+  service: startService,
+  express: startExpress,
+  'grpc-floor': startGrpcFloor,
+};
+const ready = await STARTS[process.argv[2] as ServerKind]();
 process.send?.({ ready });
 // Asked between runs: the CPU time this process has used so far, in µs.
 process.on('message', () => {
