@@ -1,5 +1,5 @@
 // What the install check shares: this checkout's manifest, the check list, and running commands in a project.
-import { execFile, execFileSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,4 +87,21 @@ export function specifierOf(subpath: string): string {
 /** The end of a long output: a failed suite's summary and its last failures. */
 export function tail(output: string): string {
   return output.trim().split('\n').slice(-60).join('\n');
+}
+
+/** The first line `child` prints on stdout (`what` it prints there, for the error), within 30 s. */
+export function firstLine(child: ChildProcess, what: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    // Generous: the bundlers beside the checks work on this process's thread and may hold its timers back.
+    const timer = setTimeout(() => reject(new Error(`no ${what} within 30 s: ${out}`)), 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) {
+        clearTimeout(timer);
+        resolve(out.split('\n')[0] as string);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before printing ${what}`)));
+  });
 }

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { node } from './install-project.js';
+import { firstLine, node } from './install-project.js';
 
 /** The optional peers the service loads, which an install of the library alone does not bring. */
 export const SERVICE_PEERS = ['@grpc/grpc-js', 'yaml'];
@@ -63,7 +63,7 @@ export async function serviceProblems(project: string): Promise<string[]> {
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const problems: string[] = [];
   try {
-    const { grpcPort, httpPort } = JSON.parse(await firstLine(child)) as {
+    const { grpcPort, httpPort } = JSON.parse(await firstLine(child, 'its ports')) as {
       grpcPort: number;
       httpPort: number;
     };
@@ -96,21 +96,4 @@ function configDir(project: string): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'install.yaml'), CONFIG);
   return dir;
-}
-
-/** The first line the service prints on stdout: its ports, as JSON. */
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    let out = '';
-    // Generous: the bundlers beside this check work on this process's thread and may hold its timers back.
-    const timer = setTimeout(() => reject(new Error(`no ports within 30 s: ${out}`)), 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('\n')) {
-        clearTimeout(timer);
-        resolve(out.split('\n')[0] as string);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before printing its ports`)));
-  });
 }

@@ -1,6 +1,7 @@
 // The CLI's simulator as the installed package serves it: its page files, a simulation, and its stop.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { firstLine } from './install-project.js';
 
 /**
  * The URL paths of the page files the tarball ships: `simulator/index.html` is served at `/`, every other page,
@@ -22,19 +23,7 @@ export async function simulatorProblems(project: string, paths: readonly string[
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const problems: string[] = [];
   try {
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      // Generous: the bundlers beside this check work on this process's thread and may hold its timers back.
-      const timer = setTimeout(() => reject(new Error(`no URL within 30 s: ${out}`)), 30_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          resolve(out.split('\n')[0] as string);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL`)));
-    });
+    const line = await firstLine(child, 'its URL');
     const { url } = JSON.parse(line) as { url: string };
     for (const path of paths) {
       const { status } = await fetch(new URL(path.slice(1), url));

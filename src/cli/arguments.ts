@@ -2,21 +2,14 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT } from '../service/runtime/service-options.js';
 import { usageError } from './cli-error.js';
+import type { ServeOptions } from './serve-command.js';
 import { COMMANDS, type CommandName, MAIN_USAGE, SERVE_USAGE, SIMULATE_USAGE } from './usage.js';
 
 export type Command =
   | { readonly name: 'help'; readonly topic: CommandName | undefined }
   | { readonly name: 'version' }
   | { readonly name: 'simulate'; readonly port: number; readonly host: string; readonly json: boolean }
-  | {
-      readonly name: 'serve';
-      readonly config: readonly string[];
-      readonly grpcPort: number;
-      readonly httpPort: number;
-      readonly host: string;
-      readonly mergeDomains: boolean;
-      readonly json: boolean;
-    };
+  | ({ readonly name: 'serve' } & ServeOptions);
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Options = Record<

@@ -6,6 +6,7 @@ import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { type StartedUpload, startedUpload } from '../harness/started-upload.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
@@ -90,42 +91,9 @@ function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | nul
   return exit;
 }
 
-interface Upload {
-  /** Sends the rest of the body. */
-  readonly finish: () => void;
-  /** Drops the connection with the body unfinished. */
-  readonly cut: () => void;
-  /** The response, or a rejection if the connection is cut. */
-  readonly answer: Promise<{ status: number; body: string }>;
-}
-
 /** A POST /api/simulate whose headers the server has taken (it said to continue), with its body begun. */
-function upload(url: string, body: string): Promise<Upload> {
-  return new Promise((taken, failed) => {
-    const req = request(new URL('api/simulate', url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        expect: '100-continue',
-      },
-      agent: false,
-    });
-    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      req.on('error', reject);
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-    });
-    answer.catch(failed);
-    req.once('continue', () => {
-      req.write(body.slice(0, 10));
-      taken({ finish: () => req.end(body.slice(10)), cut: () => req.destroy(), answer });
-    });
-    req.flushHeaders();
-  });
+function upload(url: string, body: string): Promise<StartedUpload> {
+  return startedUpload(new URL('api/simulate', url), body);
 }
 
 /** An idle keep-alive connection to `url`, after one request on it: `closed` resolves when the server closes it. */

@@ -1,45 +1,17 @@
 // `tollgate serve` run for real: its usage errors, start failures, gRPC and HTTP answers, and a drain on SIGTERM.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { freePorts } from '../harness/redis-server.js';
+import { startedUpload } from '../harness/started-upload.js';
 import { eventually, rlsClient } from '../service/runtime/rls-client.js';
 import { cleanUp, limitsFolder, run, serve, stop } from './serve-process.js';
 
 /** A POST /json whose headers the server has taken (it said to continue), its body begun but not finished. */
-function startedJsonCall(
-  port: number,
-  body: string,
-): Promise<{ finish(): void; answer: Promise<{ status: number; body: string }> }> {
-  return new Promise((taken, failed) => {
-    const req = request(`http://127.0.0.1:${port}/json`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        expect: '100-continue',
-      },
-      agent: false,
-    });
-    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      req.on('error', reject);
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-    });
-    answer.catch(failed);
-    req.once('continue', () => {
-      req.write(body.slice(0, 5));
-      taken({ finish: () => req.end(body.slice(5)), answer });
-    });
-    req.flushHeaders();
-  });
-}
+const startedJsonCall = (port: number, body: string) =>
+  startedUpload(`http://127.0.0.1:${port}/json`, body, 5);
 
 describe('tollgate serve', { timeout: 120_000 }, () => {
   after(cleanUp);

@@ -7,7 +7,7 @@ import { readFileBlock } from './http-rules.js';
 import { matchDescriptor } from './matcher.js';
 import { overrideMatcher } from './override.js';
 import { checkReferenceKeys } from './reference-keys.js';
-import type { HttpCheckRules, LimitMatch, ServiceConfig } from './types.js';
+import type { HttpCheckRules, LimitMatch, ServiceConfig, SourcePlace } from './types.js';
 import { parseYamlTree } from './yaml-tree.js';
 
 /** One configuration file: `path` names it in every message. */
@@ -95,24 +95,19 @@ function domainRootFor(loaded: Loaded, fields: Fields, domain: string, merge: bo
 function addFileBlock(loaded: Loaded, fields: Fields, domain: string): void {
   const { httpCheck, rawBody } = readFileBlock(fields, domain);
   const place = placeOfKey(fields, 'tollgate');
-  if (httpCheck !== undefined) {
-    if (loaded.httpChecks.has(domain)) {
-      throw configErrorAt(
-        place,
-        'tollgate.http_check',
-        `is already set for domain "${domain}" by another file`,
-      );
-    }
-    loaded.httpChecks.set(domain, httpCheck);
-  }
-  if (rawBody !== undefined) {
-    if (loaded.rawBodies.has(domain)) {
-      throw configErrorAt(
-        place,
-        'tollgate.raw_body',
-        `is already set for domain "${domain}" by another file`,
-      );
-    }
-    loaded.rawBodies.set(domain, rawBody);
-  }
+  if (httpCheck !== undefined) setOnce(loaded.httpChecks, domain, httpCheck, place, 'tollgate.http_check');
+  if (rawBody !== undefined) setOnce(loaded.rawBodies, domain, rawBody, place, 'tollgate.raw_body');
+}
+
+/** A domain's file-level setting, which one file of a merged domain may give, not two. */
+function setOnce<T>(
+  settings: Map<string, T>,
+  domain: string,
+  value: T,
+  place: SourcePlace,
+  key: string,
+): void {
+  if (settings.has(domain))
+    throw configErrorAt(place, key, `is already set for domain "${domain}" by another file`);
+  settings.set(domain, value);
 }
