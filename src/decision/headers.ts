@@ -85,8 +85,13 @@ function write(
     if (standard) standard(decision, headers, key);
   }
   if (!decision.allowed && decision.retryAfterMs !== undefined)
-    headers['Retry-After'] = String(Math.max(1, seconds(decision.retryAfterMs)));
+    headers['Retry-After'] = retryAfterValue(decision.retryAfterMs);
   return headers;
+}
+
+/** `Retry-After` for a wait of `ms`: whole seconds, rounded up, and never 0, which would invite a retry at once. */
+export function retryAfterValue(ms: number): string {
+  return String(Math.max(1, seconds(ms)));
 }
 
 const STANDARD: Record<HeaderStyle, Standard> = {

@@ -105,6 +105,14 @@ export function readList(fields: Fields, key: string): readonly YamlNode[] {
   return value.items;
 }
 
+/** A list of maps, one `what` or more, each read by `read` with its path (`key[index]`) for its messages. */
+export function readMaps<T>(fields: Fields, key: string, what: string, read: (item: Fields) => T): T[] {
+  const items = readList(fields, key);
+  if (items.length === 0)
+    throw configErrorAt(placeOfKey(fields, key), optionName(fields, key), `must list one ${what} or more`);
+  return items.map((item, index) => read(asMap(item, `${optionName(fields, key)}[${index}]`)));
+}
+
 /** A map field: undefined when absent or null. */
 export function readMap(fields: Fields, key: string): Fields | undefined {
   const value = presentValue(fields, key);

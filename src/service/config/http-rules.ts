@@ -30,8 +30,8 @@ import {
   placeOfKey,
   readBoolean,
   readCount,
-  readList,
   readMap,
+  readMaps,
   readString,
   requireString,
 } from './fields.js';
@@ -73,35 +73,13 @@ function readHttpCheck(check: Fields, domain: string): HttpCheckRules {
       denyStatus,
     );
   }
-  const items = readList(check, 'descriptors');
-  if (items.length === 0) {
-    throw configErrorAt(
-      placeOfKey(check, 'descriptors'),
-      optionName(check, 'descriptors'),
-      'must list one descriptor or more',
-    );
-  }
-  const descriptors = items.map((item, index) =>
-    readDescriptor(asMap(item, `${optionName(check, 'descriptors')}[${index}]`)),
-  );
+  const descriptors = readMaps(check, 'descriptors', 'descriptor', readDescriptor);
   return { domain, descriptors, denyStatus: denyStatus as 429 | 403, source: check.place };
 }
 
 function readDescriptor(descriptor: Fields): HttpDescriptorRule {
   onlyKeys(descriptor, ['entries']);
-  const items = readList(descriptor, 'entries');
-  if (items.length === 0) {
-    throw configErrorAt(
-      placeOfKey(descriptor, 'entries'),
-      optionName(descriptor, 'entries'),
-      'must list one entry or more',
-    );
-  }
-  return {
-    entries: items.map((item, index) =>
-      readEntry(asMap(item, `${optionName(descriptor, 'entries')}[${index}]`)),
-    ),
-  };
+  return { entries: readMaps(descriptor, 'entries', 'entry', readEntry) };
 }
 
 /** `{ <action>: { ...options } }`: exactly one action per entry. */

@@ -1,7 +1,7 @@
 // The reference's lookup of a request descriptor's limit, level by level, and the names it is counted under.
 import type { Entry, RateLimitDescriptor } from '../protocol/messages.js';
 import type { DescriptorNode } from './descriptor-tree.js';
-import { counterKey, statsKeyOf } from './keys.js';
+import { counterKey, keyValue, statsKeyOf } from './keys.js';
 import type { LimitMatch, LimitRule } from './types.js';
 
 /** How one request entry matched a level: its node, and whether by value, by wildcard or by key alone. */
@@ -82,16 +82,11 @@ function statsKey(
   const parts = entries.map((entry, index) => {
     const step = steps[index] as Step;
     if (step.pattern !== undefined) return `${entry.key}_${step.pattern}`;
-    if (rule.detailedMetric) return shared ? withValue(entry) : `${entry.key}_${entry.value}`;
-    if (step.via === 'value' || step.node.valueToMetric) return withValue(entry);
+    if (rule.detailedMetric) return shared ? keyValue(entry.key, entry.value) : `${entry.key}_${entry.value}`;
+    if (step.via === 'value' || step.node.valueToMetric) return keyValue(entry.key, entry.value);
     return step.via === 'wildcard' ? `${entry.key}_${valuePart(entry.key, step.composite)}` : entry.key;
   });
   return statsKeyOf(domain, parts);
-}
-
-/** `key_value`, or `key` when the value is empty. */
-function withValue(entry: Entry): string {
-  return entry.value === '' ? entry.key : `${entry.key}_${entry.value}`;
 }
 
 /** A wildcard's composite key less its `key_` (`files_files/*` -> `files/*`), as the reference takes it. */

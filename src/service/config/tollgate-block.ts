@@ -38,8 +38,8 @@ import {
   optionName,
   placeOfKey,
   readCount,
-  readList,
   readMap,
+  readMaps,
   readNumber,
   readString,
 } from './fields.js';
@@ -98,26 +98,16 @@ function readFailMode(block: Fields): FailMode | undefined {
 }
 
 function readPolicies(block: Fields): readonly AnyPolicy[] {
-  const items = readList(block, 'policies');
-  if (items.length === 0)
+  const read = readMaps(block, 'policies', 'policy', (item) => ({ policy: readPolicy(item), item }));
+  read.forEach(({ policy, item }, index) => {
+    if (read.findIndex((other) => other.policy.name === policy.name) === index) return;
     throw configErrorAt(
-      placeOfKey(block, 'policies'),
-      optionName(block, 'policies'),
-      'must list one policy or more',
-    );
-  const policies = items.map((item, index) =>
-    readPolicy(asMap(item, `${optionName(block, 'policies')}[${index}]`)),
-  );
-  policies.forEach((policy, index) => {
-    if (policies.findIndex((other) => other.name === policy.name) === index) return;
-    const place = (items[index] as { place: SourcePlace }).place;
-    throw configErrorAt(
-      place,
-      `${optionName(block, 'policies')}[${index}]`,
+      item.place,
+      item.path,
       `repeats the policy name "${policy.name}": give each policy a distinct \`name\``,
     );
   });
-  return policies;
+  return read.map(({ policy }) => policy);
 }
 
 /** `{ <kind>: { ...options } }`: exactly one kind per list item. */

@@ -1,5 +1,5 @@
 // The header fields a limited request's answer carries: the IETF RateLimit fields of one descriptor, and Retry-After.
-import { rateLimitHeaders } from '../../decision/headers.js';
+import { rateLimitHeaders, retryAfterValue } from '../../decision/headers.js';
 import { isFailMode } from '../../stores/store.js';
 import { Code, type HeaderValue } from '../protocol/messages.js';
 import type { Evaluated } from './descriptor-status.js';
@@ -25,8 +25,7 @@ export function responseHeaders(
       if (key !== 'Retry-After') headers.push({ key, value });
   }
   const waitMs = longestWait(overBy);
-  if (waitMs !== undefined)
-    headers.push({ key: 'Retry-After', value: String(Math.max(1, Math.ceil(waitMs / 1000))) });
+  if (waitMs !== undefined) headers.push({ key: 'Retry-After', value: retryAfterValue(waitMs) });
   return headers;
 }
 

@@ -33,36 +33,20 @@ export async function watchConfig(options: ConfigWatcherOptions): Promise<Config
   let stats = await statsOf(paths);
   let hash = await hashOf(paths);
   let closed = false;
-  let running = false;
-  let rerun = false;
-
-  /** Reads the content and calls `onChange` if it differs; one at a time, a request meanwhile runs after. */
-  const check = async (): Promise<void> => {
+  /** Reads the content and calls `onChange` if it differs. */
+  const check = oneAtATime(async () => {
     if (closed) return;
-    if (running) {
-      rerun = true;
-      return;
-    }
-    running = true;
-    try {
-      const now = await hashOf(paths);
-      const changed = now !== hash;
-      hash = now;
-      if (changed && !closed) await onChange();
-    } finally {
-      running = false;
-      if (rerun) {
-        rerun = false;
-        void check();
-      }
-    }
-  };
+    const now = await hashOf(paths);
+    const changed = now !== hash;
+    hash = now;
+    if (changed && !closed) await onChange();
+  });
 
   // Both routes wait for the writes to pause before reading: a file written in place is empty for a moment.
   let debounce: NodeJS.Timeout | undefined;
   const changed = () => {
     clearTimeout(debounce);
-    debounce = setTimeout(() => void check(), debounceMs);
+    debounce = setTimeout(check, debounceMs);
     debounce.unref();
   };
   let polling = false;
@@ -89,6 +73,27 @@ export async function watchConfig(options: ConfigWatcherOptions): Promise<Config
       for (const watcher of watchers) watcher?.close();
     },
   };
+}
+
+/** `task` run one at a time: a call while it runs asks for one more run once it is done, however many calls. */
+function oneAtATime(task: () => Promise<void>): () => void {
+  let running = false;
+  let rerun = false;
+  const run = (): void => {
+    if (running) {
+      rerun = true;
+      return;
+    }
+    running = true;
+    void task().finally(() => {
+      running = false;
+      if (rerun) {
+        rerun = false;
+        run();
+      }
+    });
+  };
+  return run;
 }
 
 /** Every folder to watch: a folder given, or the folder of a file given (or of one not there yet). */
