@@ -21,6 +21,11 @@ const LAYERS = [
   ],
   ['identity', ['core', 'stores'], 'Who a request is: hashing and parsing only, below every caller.'],
   [
+    'adaptive',
+    ['core', 'policies'],
+    'Adaptive limits move with latency in this process: the algorithms, the local policy and its simulation need no store.',
+  ],
+  [
     'decision',
     ['core', 'policies', 'stores'],
     'What a decision says and the headers it makes, from store results.',
@@ -47,7 +52,7 @@ const LAYERS = [
   ],
   [
     'telemetry',
-    ['core', 'stores', 'decision', 'gate'],
+    ['core', 'stores', 'decision', 'gate', 'adaptive'],
     'Prometheus and OpenTelemetry read decisions and store figures; nothing of the library depends on them.',
   ],
   [
@@ -62,7 +67,7 @@ const LAYERS = [
   ],
   [
     'simulator/server',
-    ['core', 'policies', 'stores', 'decision', 'limiter', 'adapters/node', 'simulator/engine'],
+    ['core', 'policies', 'stores', 'decision', 'limiter', 'adapters/node', 'simulator/engine', 'adaptive'],
     "The simulator's server uses the simulation and the node:http adapter; only the CLI starts it.",
   ],
   [

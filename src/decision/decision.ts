@@ -1,10 +1,13 @@
 // A limiter's answer for one request: the binding policy's figures, plus every policy's own for the headers.
+
+import type { Ending, PolicyFacts } from '../policies/local-policy.js';
 import { LOCKOUT_NAME, lockedOut } from '../policies/lockout.js';
 import { type AnyPolicy, advised, type PolicyResult } from '../policies/policy.js';
 import { type DegradedMode, isFailMode, type StoreResponse } from '../stores/store.js';
 
 export interface PolicyDecision extends PolicyResult {
-  readonly policy: AnyPolicy;
+  /** The policy as it was when it decided (a local policy's limit moves). */
+  readonly policy: PolicyFacts;
 }
 
 export interface Decision {
@@ -34,10 +37,16 @@ export interface Decision {
   /** Set on a denial by the limiter's lockout (`blockMs`, `block()`): the identifier is locked out for now. */
   readonly blocked?: true;
   /**
-   * Present on an admission by a limiter with a concurrency policy: frees the slot this request holds. Call it
-   * once the work is done; calling it again does nothing.
+   * Set on a denial by a local policy that answers with a status of its own (an adaptive concurrency limit's 503:
+   * the server is busy, not the client over its quota).
    */
-  readonly release?: () => Promise<void>;
+  readonly denyStatus?: number;
+  /**
+   * Present on an admission by a limiter with a concurrency policy: frees the slot this request holds. Call it
+   * once the work is done, saying how it ended (an adaptive limit measures it, and backs off from a dropped one);
+   * calling it again does nothing.
+   */
+  readonly release?: (ending?: Ending) => Promise<void>;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

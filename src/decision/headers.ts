@@ -1,6 +1,6 @@
 // Pure: a decision to rate-limit header fields, in each IETF draft's form and the widely deployed X-RateLimit set.
 import { createHash } from 'node:crypto';
-import type { AnyPolicy } from '../policies/policy.js';
+import type { PolicyFacts } from '../policies/local-policy.js';
 import { isFailMode } from '../stores/store.js';
 import type { Decision } from './decision.js';
 
@@ -147,7 +147,7 @@ function quotaList(decision: Decision): string {
   return list;
 }
 
-/** A policy's fixed parts in each style, written once per policy object (policies never change). */
+/** A policy's fixed parts in each style, written once per policy object (a moving limit is a new object each time). */
 interface PolicyTexts {
   /** An RFC 9651 String (policy names are restricted to characters that need no escaping). */
   readonly name: string;
@@ -156,13 +156,13 @@ interface PolicyTexts {
   readonly draft10: string;
 }
 
-const policyTexts = new WeakMap<AnyPolicy, PolicyTexts>();
+const policyTexts = new WeakMap<PolicyFacts, PolicyTexts>();
 
-function texts(policy: AnyPolicy): PolicyTexts {
+function texts(policy: PolicyFacts): PolicyTexts {
   return policyTexts.get(policy) ?? written(policy);
 }
 
-function written(policy: AnyPolicy): PolicyTexts {
+function written(policy: PolicyFacts): PolicyTexts {
   const name = `"${policy.name}"`;
   const { limit } = policy;
   // A token bucket's window is its time to refill from empty. A concurrency limit has none (0): its quota is

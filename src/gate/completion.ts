@@ -75,11 +75,11 @@ export function completion<Req, Res>(
   logger: Logger,
 ): Complete<Res> | undefined {
   const { decision } = spent;
-  // A fail mode's answer holds nothing (the store recorded neither a slot nor a spend), and asking the store
-  // again while it is down would fail once per request.
-  if (!decision.allowed || isFailMode(decision.degraded)) return undefined;
+  if (!decision.allowed) return undefined;
+  // A fail mode's answer holds nothing in the store (neither a slot nor a spend), and asking the store again while
+  // it is down would fail once per request; a local policy's slot (an adaptive limit's) is held all the same.
   const { release } = decision;
-  const refund = spent.cost > 0 ? refunds : undefined;
+  const refund = spent.cost > 0 && !isFailMode(decision.degraded) ? refunds : undefined;
   if (release === undefined && refund === undefined) return undefined;
   let decided = false;
   let over = false;
@@ -98,7 +98,7 @@ export function completion<Req, Res>(
     over = true;
     if (release !== undefined)
       contain(
-        release,
+        () => release(status === undefined ? undefined : { status }),
         logger,
         '[tollgate] releasing the concurrency slot failed; it frees when its lease expires',
       );

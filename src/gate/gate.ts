@@ -163,12 +163,14 @@ function count<Req, Res>(
 ): GateOutcome<Res> | Promise<GateOutcome<Res>> {
   // Timed only when someone listens, so an unobserved gate pays nothing for it.
   const started = gate.onDecision === undefined ? 0 : performance.now();
+  const asked =
+    gate.partition === undefined ? { cost: units } : { cost: units, partition: gate.partition(req) };
   if (chosen.store.synchronous === true) {
-    const decision = chosen.consumeSync(identifier, { cost: units });
+    const decision = chosen.consumeSync(identifier, asked);
     return answer(gate, req, identifier, chosen, units, decision, started, log);
   }
   return chosen
-    .consume(identifier, { cost: units })
+    .consume(identifier, asked)
     .then((decision) => answer(gate, req, identifier, chosen, units, decision, started, log));
 }
 
@@ -200,6 +202,9 @@ function answer<Req, Res>(
   }
   // Shadow mode lets a denied request through: telling the client to wait would be a lie.
   if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision, info };
+  const { denyStatus } = decision;
+  if (denyStatus !== undefined)
+    return { action: 'reject', headers, status: denyStatus, body: gate.busyBody, decision, info };
   return { action: 'reject', headers, status: gate.status, body: gate.body, decision, info };
 }
 

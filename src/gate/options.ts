@@ -15,9 +15,8 @@ import {
   type LegacyReset,
 } from '../decision/headers.js';
 import type { Identity } from '../identity/identity.js';
-import { createLimiter, type Limiter } from '../limiter/limiter.js';
+import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/limiter.js';
 import type { Tiers } from '../limiter/tiers.js';
-import type { AnyPolicy } from '../policies/policy.js';
 import { tokenBucket } from '../policies/token-bucket.js';
 import type { Store } from '../stores/store.js';
 import type { Refunds, ResponseRefundOptions } from './completion.js';
@@ -43,7 +42,7 @@ export interface GateOptions<Req, Res = unknown> extends ResponseRefundOptions<R
   /** Burst size of the default token bucket. Default `requestsPerMinute`. */
   readonly capacity?: number;
   /** Any policy (or several) instead of the default token bucket. */
-  readonly policy?: AnyPolicy | readonly AnyPolicy[];
+  readonly policy?: LimiterOptions['policy'];
   /** A ready limiter; excludes the options that build one (`LIMITER_OPTIONS`: `policy`, `store`, `blockMs`...). */
   readonly limiter?: Limiter;
   readonly scope?: string;
@@ -80,6 +79,11 @@ export interface GateOptions<Req, Res = unknown> extends ResponseRefundOptions<R
   readonly failOpen?: boolean;
   /** A lockout: after a denial the client is denied outright for this long (see `createLimiter`). */
   readonly blockMs?: Duration | 0;
+  /**
+   * The partition of an adaptive limit's `partitions` a request is counted in, e.g. `(req) => req.headers['x-priority']`;
+   * none (or one not configured) only borrows what the partitions leave unused.
+   */
+  readonly partition?: (req: Req) => string | undefined;
   /** Chooses the limiter per request; requests without a tier use the gate's own limiter. */
   readonly tiers?: Tiers<Req>;
   /**

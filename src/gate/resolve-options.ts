@@ -45,6 +45,9 @@ export interface ResolvedGateOptions<Req, Res> {
   readonly headersOf: HeaderWriter | undefined;
   readonly status: number;
   readonly body: unknown;
+  /** The body of a denial by a policy with a status of its own (an adaptive limit's 503): the server is busy. */
+  readonly busyBody: unknown;
+  readonly partition: ((req: Req) => string | undefined) | undefined;
   readonly shadow: boolean;
   readonly logger: Logger;
   /** Undefined when no request is ever refunded. */
@@ -74,12 +77,18 @@ const GATE_OPTIONS = [
   'failOpen',
   'blockMs',
   'tiers',
+  'partition',
   'onDecision',
   'skipFailedRequests',
   'skipSuccessfulRequests',
   'requestWasSuccessful',
   'abortedRequestsFail',
 ];
+
+const BUSY_BODY = Object.freeze({
+  error: 'Service Unavailable',
+  message: 'The server is busy, please try again later.',
+});
 
 const WINDOW = 'a fixed window is `policy: fixedWindow({ limit, windowMs })`';
 /**
@@ -125,6 +134,8 @@ export function resolveGateOptions<Req, Res>(
   const headersOf = resolveHeaders(options);
   const status = errorStatus('statusCode', options.statusCode ?? 429);
   const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
+  const busyBody = options.message === undefined ? BUSY_BODY : body;
+  const partition = optionalFunction('partition', options.partition);
   const shadow = options.shadow ?? false;
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
   const logger = loggerOption(options.logger, console);
@@ -142,6 +153,8 @@ export function resolveGateOptions<Req, Res>(
     headersOf,
     status,
     body,
+    busyBody,
+    partition,
     shadow,
     logger,
     refunds,

@@ -12,10 +12,12 @@ export function leaseName(): string {
 }
 
 /** `release` made safe to call again: the first call frees the slot, and every call answers with its promise. */
-export function once(release: () => Promise<void>): () => Promise<void> {
+export function once<Args extends unknown[]>(
+  release: (...args: Args) => Promise<void>,
+): (...args: Args) => Promise<void> {
   let released: Promise<void> | undefined;
-  return () => {
-    released ??= release();
+  return (...args) => {
+    released ??= release(...args);
     return released;
   };
 }

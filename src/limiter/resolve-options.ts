@@ -4,6 +4,7 @@ import type { Duration } from '../core/duration.js';
 import { configError } from '../core/errors.js';
 import { knownKeys, positiveInteger } from '../core/validate.js';
 import { type Decision, soleDecision } from '../decision/decision.js';
+import type { LocalPolicy } from '../policies/local-policy.js';
 import { lockout } from '../policies/lockout.js';
 import type { AnyPolicy, PolicyResult } from '../policies/policy.js';
 import { defaultScope, validateScope } from '../stores/key.js';
@@ -15,8 +16,11 @@ import { warnOnSharedDefaultScope } from './shared-scope.js';
 import { WaitLine } from './wait-line.js';
 
 export interface LimiterOptions {
-  /** One policy, or several enforced together (a request must pass all; a denial spends from none). */
-  readonly policy: AnyPolicy | readonly AnyPolicy[];
+  /**
+   * One policy, or several enforced together (a request must pass all; a denial spends from none). Local policies
+   * (`adaptiveConcurrency()`) are decided in this process before the store is asked.
+   */
+  readonly policy: AnyPolicy | LocalPolicy | readonly (AnyPolicy | LocalPolicy)[];
   /** Default: one in-memory store shared by every limiter that brings none. */
   readonly store?: Store;
   /** Namespaces the buckets. Default: a hash of the policies' parameters. */

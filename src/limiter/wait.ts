@@ -9,6 +9,8 @@ import type { Place, WaitLine } from './wait-line.js';
 export interface WaitOptions {
   /** Units to spend. Default: the limiter's cost. */
   readonly cost?: number;
+  /** The partition of a local policy's limit to wait in (an adaptive limit's `partitions`). */
+  readonly partition?: string | undefined;
   /** Aborting it rejects the wait at once with the signal's reason. */
   readonly signal?: AbortSignal;
   /**
@@ -40,12 +42,18 @@ export interface Waiting {
   readonly identifier: string;
 }
 
-export async function waitFor(waiting: Waiting, options: WaitOptions = {}): Promise<Decision> {
-  const { signal } = options;
-  const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+/** A wait's `maxWaitMs`, checked; absent, the default. */
+export function waitBudget(value: number | undefined): number {
+  const maxWaitMs = value ?? DEFAULT_MAX_WAIT_MS;
   if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs >= MAX_SPAN) {
     throw argumentError(`\`maxWaitMs\` must be a non-negative integer below 2^51 (received ${maxWaitMs})`);
   }
+  return maxWaitMs;
+}
+
+export async function waitFor(waiting: Waiting, options: WaitOptions = {}): Promise<Decision> {
+  const { signal } = options;
+  const maxWaitMs = waitBudget(options.maxWaitMs);
   signal?.throwIfAborted();
   const deadline = Date.now() + maxWaitMs;
   const { line } = waiting;

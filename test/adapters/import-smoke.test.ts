@@ -110,6 +110,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'simulationWork',
     'steady',
   ],
+  './adaptive': ['adaptiveConcurrency', 'aimd', 'gradient', 'gradient2', 'vegas'],
   './service': ['Code', 'Unit', 'createRateLimitService', 'loadServiceConfig', 'readServiceConfig'],
   './testing': [
     'CLIENT',

@@ -2,6 +2,14 @@
 // Stryker's command runner judges a mutant by this process's exit code: 1 at the first failing test (bail.ts).
 // Fast tests with exact expectations come first, so most mutants die within the first few hundred milliseconds.
 import './bail.js';
+import '../adaptive/vegas.test.js';
+import '../adaptive/aimd.test.js';
+import '../adaptive/gradient2.test.js';
+import '../adaptive/gradient.test.js';
+import '../adaptive/partitions.test.js';
+import '../adaptive/wait-queue.test.js';
+import '../adaptive/adaptive-concurrency.test.js';
+import '../limiter/local-policies.test.js';
 import '../decision/headers.test.js';
 import '../decision/headers-lists.test.js';
 import '../decision/headers-legacy.test.js';

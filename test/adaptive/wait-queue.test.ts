@@ -1,0 +1,218 @@
+// Unit tests of an adaptive limit's line of waiters: its order, its deadlines and aborts, and who leaving serves.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { adaptiveConcurrency } from '../../src/adaptive/adaptive-concurrency.js';
+import { WaitQueue } from '../../src/adaptive/wait-queue.js';
+import type { LocalSlot, LocalWait } from '../../src/policies/local-policy.js';
+import { pointed } from '../harness/error-pointer.js';
+import { StubAlgorithm } from './stub-algorithm.js';
+
+/** A promise's fate so far, read after the microtasks and immediates queued before it have run. */
+function watch<T>(promise: Promise<T>): {
+  readonly outcome: () => Promise<'pending' | T | { error: unknown }>;
+} {
+  let settled: { value: T } | { error: unknown } | undefined;
+  promise.then(
+    (value) => {
+      settled = { value };
+    },
+    (error: unknown) => {
+      settled = { error };
+    },
+  );
+  return {
+    outcome: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (settled === undefined) return 'pending';
+      return 'value' in settled ? settled.value : settled;
+    },
+  };
+}
+
+function limitOf(limit: number, partitions?: Record<string, number>) {
+  const algorithm = new StubAlgorithm(limit);
+  const policy = adaptiveConcurrency({
+    algorithm,
+    clock: () => 0,
+    ...(partitions === undefined ? {} : { partitions }),
+  });
+  const hold = (partition?: string) => policy.admit(partition).slot as LocalSlot;
+  return { policy, algorithm, hold };
+}
+
+function waitFor(partition: string | undefined, maxWaitMs = 60_000, signal?: AbortSignal): LocalWait {
+  return { partition, maxWaitMs, signal };
+}
+
+const TIMED_OUT = (ms: number) =>
+  pointed(
+    `the request cannot pass within \`maxWaitMs\` (${ms} ms): no slot of the adaptive limit freed in time`,
+    'ERR_TOLLGATE_WAIT_TIMEOUT',
+  );
+
+describe('wait queue: order', () => {
+  it('serves waiters first come, first served, one per freed slot', async () => {
+    const { policy, hold } = limitOf(1);
+    const held = hold();
+    const served: string[] = [];
+    const slots = new Map<string, LocalSlot>();
+    for (const name of ['first', 'second', 'third'])
+      void policy.queue(waitFor(undefined)).then((slot) => {
+        served.push(name);
+        slots.set(name, slot);
+      });
+    await watch(Promise.resolve()).outcome();
+    assert.deepEqual(served, []);
+    held.release();
+    await watch(Promise.resolve()).outcome();
+    assert.deepEqual(served, ['first']);
+    slots.get('first')?.cancel();
+    await watch(Promise.resolve()).outcome();
+    assert.deepEqual(served, ['first', 'second']);
+    slots.get('second')?.release({ status: 200 });
+    await watch(Promise.resolve()).outcome();
+    assert.deepEqual(served, ['first', 'second', 'third']);
+    assert.equal(policy.inFlight, 1);
+  });
+
+  it('serves the line on each join, as when the limit has risen meanwhile', async () => {
+    const { policy, algorithm, hold } = limitOf(1);
+    hold();
+    const first = watch(policy.queue(waitFor(undefined)));
+    algorithm.limit = 2;
+    assert.equal(await first.outcome(), 'pending');
+    const second = watch(policy.queue(waitFor(undefined)));
+    assert.notEqual(await first.outcome(), 'pending');
+    assert.equal(await second.outcome(), 'pending');
+    assert.equal(policy.inFlight, 2);
+  });
+
+  it('holds everyone behind a waiter that cannot go yet, until it goes or leaves', async () => {
+    const { policy, hold } = limitOf(4, { live: 0.5, batch: 0.5 });
+    hold('batch');
+    hold('batch');
+    const live = hold('live');
+    hold('live');
+    const leaving = new AbortController();
+    const batch = watch(policy.queue(waitFor('batch', 60_000, leaving.signal)));
+    const second = watch(policy.queue(waitFor('live')));
+    // The freed slot is live's own guarantee, which batch may not borrow: the live waiter behind could take it.
+    live.release();
+    assert.equal(await batch.outcome(), 'pending');
+    assert.equal(await second.outcome(), 'pending');
+    leaving.abort(new Error('client left'));
+    assert.deepEqual(await batch.outcome(), { error: new Error('client left') });
+    assert.notEqual(await second.outcome(), 'pending');
+    assert.equal(policy.inFlight, 4);
+  });
+
+  it('asks for each waiter partition in turn, and stops at the first refused', async () => {
+    const asked: (string | undefined)[] = [];
+    const free = new Set<string | undefined>(['b']);
+    const slot: LocalSlot = { release: () => {}, cancel: () => {} };
+    const line = new WaitQueue((partition) => {
+      asked.push(partition);
+      return free.has(partition) ? slot : undefined;
+    });
+    const a = watch(line.join(waitFor('a')));
+    const b = watch(line.join(waitFor('b')));
+    assert.equal(line.length, 2);
+    assert.deepEqual(asked, ['a', 'a']);
+    free.add('a');
+    line.serve();
+    assert.equal(await a.outcome(), slot);
+    assert.equal(await b.outcome(), slot);
+    assert.deepEqual(asked, ['a', 'a', 'a', 'b']);
+    assert.equal(line.length, 0);
+    line.serve();
+    assert.equal(asked.length, 4);
+  });
+});
+
+describe('wait queue: deadlines and aborts', () => {
+  it('rejects a waiter at maxWaitMs, and not a moment before', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { policy, hold } = limitOf(1);
+    hold();
+    const waiting = watch(policy.queue(waitFor(undefined, 500)));
+    t.mock.timers.tick(499);
+    assert.equal(await waiting.outcome(), 'pending');
+    t.mock.timers.tick(1);
+    const outcome = (await waiting.outcome()) as { error: { code: string; message: string } };
+    assert.equal(outcome.error.code, 'ERR_TOLLGATE_WAIT_TIMEOUT');
+    assert.equal(outcome.error.message, TIMED_OUT(500));
+    assert.equal(policy.inFlight, 1);
+  });
+
+  it('waits without a deadline past the longest timer, and with one up to it', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { policy, hold } = limitOf(1);
+    const held = hold();
+    const longest = watch(policy.queue(waitFor(undefined, 2 ** 31 - 1)));
+    const beyond = watch(policy.queue(waitFor(undefined, 2 ** 31)));
+    t.mock.timers.tick(2 ** 31 + 10);
+    assert.equal(((await longest.outcome()) as { error: Error }).error.message, TIMED_OUT(2 ** 31 - 1));
+    assert.equal(await beyond.outcome(), 'pending');
+    held.release();
+    assert.notEqual(await beyond.outcome(), 'pending');
+  });
+
+  it('serves the next waiter when one times out', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const line = new WaitQueue((partition) =>
+      partition === 'go' ? { release: () => {}, cancel: () => {} } : undefined,
+    );
+    const stuck = watch(line.join(waitFor('stuck', 100)));
+    const next = watch(line.join(waitFor('go', 1000)));
+    assert.equal(await next.outcome(), 'pending');
+    t.mock.timers.tick(100);
+    assert.equal(
+      ((await stuck.outcome()) as { error: { code: string } }).error.code,
+      'ERR_TOLLGATE_WAIT_TIMEOUT',
+    );
+    assert.notEqual(await next.outcome(), 'pending');
+    assert.equal(line.length, 0);
+  });
+
+  it('rejects with the signal reason when it aborts, leaving the line', async () => {
+    const { policy, hold } = limitOf(1);
+    const held = hold();
+    const controller = new AbortController();
+    const reason = new Error('gave up');
+    const waiting = watch(policy.queue(waitFor(undefined, 60_000, controller.signal)));
+    controller.abort(reason);
+    const outcome = (await waiting.outcome()) as { error: unknown };
+    assert.equal(outcome.error, reason);
+    held.release();
+    assert.equal(policy.inFlight, 0);
+    assert.equal(policy.admit(undefined).result.allowed, true);
+  });
+
+  it('keeps a granted slot when the signal aborts afterwards', async () => {
+    const { policy } = limitOf(1);
+    const controller = new AbortController();
+    const slot = await policy.queue(waitFor(undefined, 60_000, controller.signal));
+    controller.abort(new Error('too late'));
+    assert.equal(policy.inFlight, 1);
+    slot.release();
+    assert.equal(policy.inFlight, 0);
+  });
+
+  it('rejects at once for a signal already aborted, taking nothing', async () => {
+    const { policy } = limitOf(1);
+    const reason = new Error('already gone');
+    await assert.rejects(
+      async () => policy.queue(waitFor(undefined, 60_000, AbortSignal.abort(reason))),
+      reason,
+    );
+    assert.equal(policy.inFlight, 0);
+  });
+
+  it('returns a rejected promise, rather than throwing, for a signal already aborted', {}, () => {
+    const { policy } = limitOf(1);
+    const reason = new Error('already gone');
+    const queued = policy.queue(waitFor(undefined, 60_000, AbortSignal.abort(reason)));
+    queued.catch(() => {});
+    assert.ok(queued instanceof Promise);
+  });
+});
