@@ -1,4 +1,6 @@
 // The simulator page's entry: wires the tabs, forms and buttons to their views and runs the default scenario.
+
+import { loadAdaptiveScenarios, resizeAdaptiveCharts, runAdaptive } from './adaptive-view.js';
 import { loadPolicyKinds } from './choices.js';
 import { $, setStatus } from './dom.js';
 import {
@@ -12,11 +14,22 @@ import {
 import { loadLiveRoutes, resizeLiveChart, startLive, stopLiveByHand } from './live-view.js';
 import { resizeSimulationCharts, runSimulation } from './simulate-view.js';
 
+// The adaptive scenarios take the server a second or so each the first time: run only once the tab is opened.
+let adaptiveShown = false;
+let adaptiveLoaded;
+
 function showTab(name) {
   for (const tab of document.querySelectorAll('.tab'))
     tab.setAttribute('aria-pressed', String(tab.dataset.tab === name));
   $('#simulate').hidden = name !== 'simulate';
   $('#live').hidden = name !== 'live';
+  $('#adaptive').hidden = name !== 'adaptive';
+  if (name === 'adaptive' && !adaptiveShown) {
+    adaptiveShown = true;
+    adaptiveLoaded.then((loaded) => {
+      if (loaded) runAdaptive();
+    });
+  }
 }
 
 for (const tab of document.querySelectorAll('.tab'))
@@ -39,14 +52,20 @@ $('#live-form').addEventListener('submit', (event) => {
   startLive();
 });
 $('#live-stop').addEventListener('click', stopLiveByHand);
+$('#adaptive-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  runAdaptive();
+});
 new ResizeObserver(() => {
   resizeSimulationCharts();
   resizeLiveChart();
+  resizeAdaptiveCharts();
 }).observe(document.body);
 
 renderServiceParams();
 renderPatternParams();
 loadLiveRoutes();
+adaptiveLoaded = loadAdaptiveScenarios();
 try {
   await loadPolicyKinds();
   kindsLoaded = true;

@@ -1,4 +1,5 @@
-// uPlot charts: one per simulated policy, and the live responses chart, with their data laid out as uPlot reads it.
+// uPlot charts: one per simulated policy, the live responses chart, and one per adaptive limit, with their data laid
+// out as uPlot reads it.
 import { POLICY_KINDS } from './choices.js';
 
 // The vendored uPlot is a classic script (index.html loads it first) that defines this global.
@@ -13,6 +14,8 @@ const COLORS = {
   wait: '#bf8700',
   lockout: '#8250df',
   lockoutBand: 'rgba(130, 80, 223, 0.14)',
+  phaseBand: 'rgba(110, 119, 129, 0.08)',
+  inFlightFill: 'rgba(26, 127, 55, 0.10)',
   grid: '#eaeef2',
   axis: '#24292f',
 };
@@ -222,6 +225,73 @@ export function liveChart(width, holder) {
       ],
     },
     [[], [], [], [], []],
+    holder,
+  );
+}
+
+export const ADAPTIVE_CHART_HEIGHT = CHART_HEIGHT + 40;
+
+/** Shades every other phase of an adaptive scenario, so that each step shows where it starts and ends. */
+function phaseBands(phases) {
+  const starts = [0];
+  for (const phase of phases) starts.push(starts.at(-1) + phase.durationMs);
+  return (u) => {
+    const { ctx, bbox } = u;
+    ctx.save();
+    ctx.fillStyle = COLORS.phaseBand;
+    for (let i = 1; i < phases.length; i += 2) {
+      const left = u.valToPos(starts[i] / 1000, 'x', true);
+      const right = u.valToPos(starts[i + 1] / 1000, 'x', true);
+      ctx.fillRect(left, bbox.top, right - left, bbox.height);
+    }
+    ctx.restore();
+  };
+}
+
+/**
+ * The chart of one limit's run from POST /api/adaptive, drawn into `holder`: its limit and the requests in flight
+ * under it on the left axis, the p50 and p99 latency of the answers in each sample's span on the right one, against
+ * the bound of twice the unloaded p99.
+ */
+export function adaptiveChart(contender, scenario, width, holder) {
+  const { timeMs, limit, inFlight, p50Ms, p99Ms } = contender.series;
+  const bound = 2 * scenario.unloadedP99Ms;
+  const { workers } = scenario.service;
+  const stepped = { paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } };
+  return new uPlot(
+    {
+      title: contender.label,
+      width,
+      height: ADAPTIVE_CHART_HEIGHT,
+      cursor: { sync: { key: 'adaptive' } },
+      scales: {
+        x: { time: false },
+        // A limit far above what the service holds (Envoy's 1000 while idle) would flatten the rest: it runs off the top.
+        y: { range: (_u, _min, max) => [0, Math.min(Math.max(workers, max ?? 0), 10 * workers) * 1.1] },
+        ms: { range: (_u, _min, max) => [0, Math.max(bound, max ?? 0) * 1.1] },
+      },
+      axes: [
+        { label: 'time since start (s)', stroke: COLORS.axis, grid: { stroke: COLORS.grid } },
+        { label: 'requests', stroke: COLORS.axis, grid: { stroke: COLORS.grid }, size: 56 },
+        { label: 'latency (ms)', scale: 'ms', side: 1, stroke: COLORS.wait, grid: { show: false }, size: 56 },
+      ],
+      hooks: { drawClear: [phaseBands(scenario.phases)] },
+      series: [
+        { label: 'time (s)' },
+        { label: 'limit', stroke: COLORS.level, width: 2, ...stepped },
+        { label: 'in flight', stroke: COLORS.allowed, fill: COLORS.inFlightFill, width: 1, ...stepped },
+        { label: 'p50 latency (ms)', scale: 'ms', stroke: COLORS.limit, width: 1, points: { show: false } },
+        { label: 'p99 latency (ms)', scale: 'ms', stroke: COLORS.wait, width: 1.5, points: { show: false } },
+        {
+          label: 'p99 bound (ms)',
+          scale: 'ms',
+          stroke: COLORS.rejected,
+          dash: [6, 4],
+          points: { show: false },
+        },
+      ],
+    },
+    [timeMs.map((at) => at / 1000), limit, inFlight, p50Ms, p99Ms, timeMs.map(() => bound)],
     holder,
   );
 }

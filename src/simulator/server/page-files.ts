@@ -26,6 +26,7 @@ const FILES = [
   'style.css',
   // The page's ES modules: app.js is the entry index.html loads, the rest are what it imports.
   'app.js',
+  'adaptive-view.js',
   'charts.js',
   'choices.js',
   'describe.js',

@@ -1,4 +1,5 @@
-// The simulator on plain node:http: its page, its policy kinds, POST /api/simulate and, given a store, the live routes.
+// The simulator on plain node:http: its page, its policy kinds, POST /api/simulate, the adaptive limits' simulation
+// and, given a store, the live routes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type NodeRateLimit, rateLimit } from '../../adapters/node/node.js';
 import { configError } from '../../core/errors.js';
@@ -7,6 +8,7 @@ import { knownKeys, loggerOption } from '../../core/validate.js';
 import type { PolicyDescription } from '../../policies/description.js';
 import { isStore, type Store } from '../../stores/store.js';
 import { policyCatalog } from '../engine/policy-catalog.js';
+import { ADAPTIVE_MENU, answerAdaptive } from './adaptive-endpoint.js';
 import { sendJson } from './http-json.js';
 import { LIVE_ROUTES, type LiveRoute, liveLimiter } from './live-routes.js';
 import { PAGE_FILES, sendPageFile } from './page-files.js';
@@ -91,6 +93,10 @@ async function answer(
     await answerSimulate(req, res, policies);
     return true;
   }
+  if (req.method === 'POST' && path === '/api/adaptive') {
+    await answerAdaptive(req, res);
+    return true;
+  }
   // node:http sends no body in answer to HEAD, so HEAD is answered as GET.
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const page = PAGE_FILES.get(path);
@@ -104,6 +110,10 @@ async function answer(
   }
   if (path === '/api/policies') {
     sendJson(res, 200, menu);
+    return true;
+  }
+  if (path === '/api/adaptive/scenarios') {
+    sendJson(res, 200, ADAPTIVE_MENU);
     return true;
   }
   const route = live.get(path);
