@@ -1,4 +1,4 @@
-// OpenTelemetry metrics for Tollgate's decisions and stores, the figures tollgate/metrics gives Prometheus.
+// OpenTelemetry metrics for decisions, stores and adaptive limits: the figures tollgate/metrics gives Prometheus.
 import type {
   Attributes,
   BatchObservableCallback,
@@ -7,11 +7,13 @@ import type {
   Observable,
   ObservableCallback,
 } from '@opentelemetry/api';
+import type { AdaptiveStats } from '../../adaptive/adaptive-concurrency.js';
 import { configError } from '../../core/errors.js';
 import { optionalPeer } from '../../core/optional-peer.js';
 import { decisionOutcome, isNearLimit } from '../../decision/outcome.js';
 import type { DecisionEvent } from '../../gate/options.js';
 import type { StoreStats } from '../../stores/store.js';
+import { type LabelledSeries, type ObservedAdaptive, observeAdaptive } from '../adaptive-instruments.js';
 import {
   DECISION_DURATION,
   DECISIONS,
@@ -19,6 +21,7 @@ import {
   type Instrument,
   labelsOf,
   NEAR_LIMIT,
+  type ObservedStores,
   observeStores,
   otelName,
   STORE_UP,
@@ -37,12 +40,19 @@ export interface OtelMetricsOptions {
   readonly storeHealth?: () => boolean | Promise<boolean>;
   /** Stores whose own figures (timeouts, errors, breakers, batches...) are read at each collection: `store.stats()`. */
   readonly stores?: readonly { stats(): StoreStats }[];
+  /**
+   * Adaptive concurrency limits (the `adaptiveConcurrency()` objects given to `createLimiter`), read at each
+   * collection (`limit.stats()`): `tollgate.adaptive.limit`, `.in_flight` and `.rtt` (seconds, by `kind`) observable
+   * gauges, and `.completed`, `.rejections` and `.drops` observable counters. Each point's attribute `limiter` is
+   * the limit's `name` (so each needs its own), and `partition` its partition, none for requests of no partition.
+   */
+  readonly adaptive?: readonly { stats(): AdaptiveStats }[];
 }
 
 export interface TollgateOtelMetrics {
   /** Give it to the gate as `onDecision` (or call it from your own): a counter and a histogram, one counter more near the limit. */
   readonly onDecision: (event: DecisionEvent) => void;
-  /** Stops reading the stores and their health at collections (the instruments stay, with no new points). */
+  /** Stops reading the stores, their health and the adaptive limits at collections (the instruments stay, with no new points). */
   close(): void;
 }
 
@@ -72,6 +82,10 @@ function chosenMeter({ meter, meterProvider }: OtelMetricsOptions): Meter {
   return provider.getMeter('tollgate');
 }
 
+function described(instrument: Instrument): { description: string; unit: string } {
+  return { description: instrument.help, unit: instrument.unit };
+}
+
 export function createOtelMetrics(options: OtelMetricsOptions = {}): TollgateOtelMetrics {
   const prefix = options.prefix ?? 'tollgate.';
   // An instrument name starts with a letter and holds letters, digits, `_`, `.`, `-` and `/` (the words added do).
@@ -79,8 +93,8 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): TollgateOte
     throw configError('prefix', 'must be a valid OpenTelemetry instrument name prefix', prefix);
   const storeUp = storeUpReading(options.storeHealth);
   const stores = observeStores(options.stores);
+  const adaptive = observeAdaptive(options.adaptive);
   const meter = chosenMeter(options);
-  const described = (instrument: Instrument) => ({ description: instrument.help, unit: instrument.unit });
 
   const decisions = meter.createCounter(otelName(prefix, DECISIONS), described(DECISIONS));
   const duration = meter.createHistogram(otelName(prefix, DECISION_DURATION), {
@@ -93,21 +107,7 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): TollgateOte
   const observeUp: ObservableCallback = async (result) => result.observe(await storeUp());
   up.addCallback(observeUp);
 
-  const observables: Observable[] = stores.instruments.map((instrument) =>
-    instrument.kind === 'counter'
-      ? meter.createObservableCounter(otelName(prefix, instrument), described(instrument))
-      : meter.createObservableGauge(otelName(prefix, instrument), described(instrument)),
-  );
-  // One read of every store per collection, shared by all their instruments.
-  const readStores: BatchObservableCallback = (result) => {
-    const stats = stores.read();
-    stores.instruments.forEach((instrument, at) => {
-      const observable = observables[at] as Observable;
-      for (const series of instrument.series(stats))
-        result.observe(observable, series.value, labelsOf(instrument, series));
-    });
-  };
-  if (observables.length > 0) meter.addBatchObservableCallback(readStores, observables);
+  const unobserveFigures = observeFigures(meter, prefix, stores, adaptive);
 
   // Attribute sets made once per scope and outcome, not per decision.
   const seriesOf = seriesByScope<Attributes, Attributes>(
@@ -124,8 +124,57 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): TollgateOte
 
   const close = () => {
     up.removeCallback(observeUp);
-    if (observables.length > 0) meter.removeBatchObservableCallback(readStores, observables);
+    unobserveFigures();
   };
 
   return { onDecision, close };
+}
+
+/** The stores' and the adaptive limits' figures, read at each collection; returns what stops reading them. */
+function observeFigures(
+  meter: Meter,
+  prefix: string,
+  stores: ObservedStores,
+  adaptive: ObservedAdaptive,
+): () => void {
+  const observed = (instrument: Instrument & { readonly kind: 'counter' | 'gauge' }) =>
+    instrument.kind === 'counter'
+      ? meter.createObservableCounter(otelName(prefix, instrument), described(instrument))
+      : meter.createObservableGauge(otelName(prefix, instrument), described(instrument));
+  const unobserveStores = observeTogether(meter, stores.instruments.map(observed), () => {
+    const stats = stores.read();
+    return stores.instruments.map((instrument) =>
+      instrument
+        .series(stats)
+        .map((series) => ({ labels: labelsOf(instrument, series), value: series.value })),
+    );
+  });
+  const unobserveAdaptive = observeTogether(meter, adaptive.instruments.map(observed), () => {
+    const stats = adaptive.read();
+    return adaptive.instruments.map((instrument) => instrument.series(stats));
+  });
+  return () => {
+    unobserveStores();
+    unobserveAdaptive();
+  };
+}
+
+/**
+ * Observable instruments read by one callback per collection (one read of every store, or of every adaptive limit,
+ * shared by all their instruments): `read` gives each instrument's series, in order. Returns what stops it.
+ */
+function observeTogether(
+  meter: Meter,
+  observables: readonly Observable[],
+  read: () => readonly (readonly LabelledSeries[])[],
+): () => void {
+  if (observables.length === 0) return () => {};
+  const callback: BatchObservableCallback = (result) => {
+    read().forEach((series, at) => {
+      const observable = observables[at] as Observable;
+      for (const { labels, value } of series) result.observe(observable, value, labels);
+    });
+  };
+  meter.addBatchObservableCallback(callback, [...observables]);
+  return () => meter.removeBatchObservableCallback(callback, [...observables]);
 }

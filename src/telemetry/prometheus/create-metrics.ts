@@ -1,10 +1,12 @@
-// Prometheus metrics for Tollgate's decisions, registered into a prom-client registry the application owns.
+// Prometheus metrics for Tollgate's decisions, stores and adaptive limits, in the application's prom-client registry.
 import type { Registry } from 'prom-client';
+import type { AdaptiveStats } from '../../adaptive/adaptive-concurrency.js';
 import { configError } from '../../core/errors.js';
 import { optionalPeer } from '../../core/optional-peer.js';
 import { decisionOutcome, isNearLimit } from '../../decision/outcome.js';
 import type { DecisionEvent } from '../../gate/options.js';
 import type { StoreStats } from '../../stores/store.js';
+import { type LabelledSeries, type ObservedAdaptive, observeAdaptive } from '../adaptive-instruments.js';
 import {
   DECISION_DURATION,
   DECISIONS,
@@ -16,7 +18,6 @@ import {
   observeStores,
   prometheusName,
   STORE_UP,
-  type StoreInstrument,
   seriesByScope,
   storeUpReading,
 } from '../observability.js';
@@ -30,6 +31,13 @@ export interface MetricsOptions {
   readonly storeHealth?: () => boolean | Promise<boolean>;
   /** Stores whose own figures (timeouts, errors, breakers, batches...) are read at each scrape: `store.stats()`. */
   readonly stores?: readonly { stats(): StoreStats }[];
+  /**
+   * Adaptive concurrency limits (the `adaptiveConcurrency()` objects given to `createLimiter`), read at each scrape
+   * (`limit.stats()`): `tollgate_adaptive_limit`, `_in_flight` and `_rtt_seconds` (by `kind`) gauges, and
+   * `_completed_total`, `_rejections_total` and `_drops_total`. Each series is labelled `limiter` by the limit's
+   * `name` (so each needs its own), and `partition` by partition, none for requests of no partition.
+   */
+  readonly adaptive?: readonly { stats(): AdaptiveStats }[];
 }
 
 /** Decisions at a glance (total, allowed, blocked): a shadow decision was let through, so it counts as allowed. */
@@ -62,6 +70,7 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
     throw configError('prefix', 'must be a valid Prometheus metric name prefix', prefix);
   const storeUp = storeUpReading(options.storeHealth);
   const stores = observeStores(options.stores);
+  const adaptive = observeAdaptive(options.adaptive);
   const registers = [registry];
   const described = (instrument: Instrument) => ({
     name: prometheusName(prefix, instrument),
@@ -82,7 +91,7 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
       this.set(await storeUp());
     },
   });
-  for (const instrument of stores.instruments) storeMetric(client, described(instrument), instrument, stores);
+  collectedMetrics(client, described, stores, adaptive);
 
   // Label lookups are made once per scope and outcome: prom-client would otherwise hash the label set on every decision.
   const seriesOf = seriesByScope(
@@ -116,25 +125,48 @@ export function createMetrics(options: MetricsOptions = {}): TollgateMetrics {
   return { registry, onDecision, totals };
 }
 
-/**
- * A store figure as a metric set afresh from the stores' stats at each scrape: a counter too, since the store keeps
- * the running total (it only grows, as a counter must).
- */
-function storeMetric(
-  { Counter, Gauge }: PromClient,
-  described: { name: string; help: string; registers: Registry[] },
-  instrument: StoreInstrument,
+type Described = (instrument: Instrument) => { name: string; help: string; registers: Registry[] };
+
+/** The figures read at each scrape: the stores' and the adaptive limits'. */
+function collectedMetrics(
+  client: PromClient,
+  described: Described,
   stores: ObservedStores,
+  adaptive: ObservedAdaptive,
 ): void {
-  const labelNames = instrument.label === undefined ? [] : [instrument.label];
-  if (instrument.kind === 'gauge') {
+  for (const instrument of stores.instruments) {
+    const labelNames = instrument.label === undefined ? [] : [instrument.label];
+    collected(client, described(instrument), instrument.kind, labelNames, () =>
+      instrument.series(stores.read()).map((series) => ({
+        labels: labelsOf(instrument, series),
+        value: series.value,
+      })),
+    );
+  }
+  for (const instrument of adaptive.instruments)
+    collected(client, described(instrument), instrument.kind, instrument.labelNames, () =>
+      instrument.series(adaptive.read()),
+    );
+}
+
+/**
+ * A figure read at each scrape, its series set afresh: a counter too, since what it reads (a store, an adaptive
+ * limit) keeps the running total, which only grows, as a counter must.
+ */
+function collected(
+  { Counter, Gauge }: PromClient,
+  described: ReturnType<Described>,
+  kind: 'counter' | 'gauge',
+  labelNames: readonly string[],
+  read: () => LabelledSeries[],
+): void {
+  if (kind === 'gauge') {
     new Gauge({
       ...described,
       labelNames,
       collect() {
         this.reset();
-        for (const series of instrument.series(stores.read()))
-          this.set(labelsOf(instrument, series), series.value);
+        for (const { labels, value } of read()) this.set(labels, value);
       },
     });
     return;
@@ -144,8 +176,7 @@ function storeMetric(
     labelNames,
     collect() {
       this.reset();
-      for (const series of instrument.series(stores.read()))
-        this.inc(labelsOf(instrument, series), series.value);
+      for (const { labels, value } of read()) this.inc(labels, value);
     },
   });
 }
