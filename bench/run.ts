@@ -1,6 +1,7 @@
 // `npm run bench [-- --quick] [-- --json [file]] [-- section...]`: the sections in one run, with the peers, as tables.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import { type AdaptiveSettings, adaptiveTable, runAdaptive } from './adaptive.js';
 import { type ClusterSettings, clusterTable, runCluster } from './cluster.js';
 import { type DirectSettings, runDirect, serverTable, throughputTable } from './direct.js';
 import { floodTable, runFlood } from './flood.js';
@@ -22,6 +23,7 @@ interface Settings {
   readonly waiting: WaitingSettings;
   readonly cluster: ClusterSettings;
   readonly service: ServiceSettings;
+  readonly adaptive: AdaptiveSettings;
 }
 
 /** About six minutes on 2 cores; `--quick` is a smoke run of every section in about a minute. */
@@ -34,6 +36,7 @@ const FULL: Settings = {
   waiting: { waiters: 1000, pickups: 20 },
   cluster: { rounds: 3, ms: 1000, warmupMs: 500 },
   service: { rounds: 3, seconds: 3, warmupSeconds: 1 },
+  adaptive: { seconds: 6, warmupSeconds: 2 },
 };
 const QUICK: Settings = {
   direct: { rounds: 1, memoryMs: 150, redisMs: 300, warmupMs: 100 },
@@ -44,13 +47,24 @@ const QUICK: Settings = {
   waiting: { waiters: 200, pickups: 5 },
   cluster: { rounds: 1, ms: 300, warmupMs: 200 },
   service: { rounds: 1, seconds: 1, warmupSeconds: 1 },
+  adaptive: { seconds: 2, warmupSeconds: 1 },
 };
 
 /**
  * Section names to run alone (`npm run bench -- shaping`); the targets need the first four, the cluster's targets
  * only the cluster section.
  */
-const SECTIONS = ['direct', 'http', 'flood', 'memory', 'shaping', 'waiting', 'cluster', 'service'] as const;
+const SECTIONS = [
+  'direct',
+  'http',
+  'flood',
+  'memory',
+  'shaping',
+  'waiting',
+  'cluster',
+  'service',
+  'adaptive',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PACKAGES = [
@@ -134,6 +148,9 @@ try {
   // Its own cluster, started and stopped within the section: the single bench server above is not used.
   const cluster = await section('cluster', '8. Redis Cluster', () => runCluster(settings.cluster));
   const service = await section('service', '9. the service', () => runService(settings.service));
+  const adaptive = await section('adaptive', '10. adaptive concurrency', () =>
+    runAdaptive(settings.adaptive),
+  );
   const heapKeys = Math.max(...settings.memory.heapKeys);
   const targets = [
     ...(direct && http && flood && memory ? evaluateTargets({ direct, http, flood, memory }, heapKeys) : []),
@@ -162,6 +179,7 @@ try {
     ...(waiting ? [waitingTable(waiting, settings.waiting)] : []),
     ...(cluster ? [clusterTable(cluster, settings.cluster)] : []),
     ...(service ? [serviceTable(service, settings.service)] : []),
+    ...(adaptive ? [adaptiveTable(adaptive, settings.adaptive)] : []),
     ...(targets.length > 0 ? [targetTable(targets)] : []),
   ];
   process.stdout.write(`${tables.map(renderTable).join('\n')}\n`);
@@ -172,7 +190,7 @@ try {
       JSON.parse(JSON.stringify(value, (key, v) => (key === 'contender' ? undefined : v)));
     writeFileSync(
       json,
-      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting, cluster, service }) }, null, 2)}\n`,
+      `${JSON.stringify({ environment, settings, seconds, tables, targets, results: strip({ direct, http, flood, memory, shaping, waiting, cluster, service, adaptive }) }, null, 2)}\n`,
     );
     process.stderr.write(`[bench] JSON written to ${json}\n`);
   }
