@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import autocannon from 'autocannon';
 import { type Guard, type ServiceCounts, startSlowService } from '../../bench/adaptive-server.js';
-import { mulberry32 } from '../../src/adaptive/simulation/seeded-random.js';
+import { mulberry32 } from '../../src/core/seeded-random.js';
 
 /** 8 workers of 20 ms: 400 requests a second at most, far more than a loaded 2-core machine needs to overload. */
 const WORKERS = 8;

@@ -10,7 +10,7 @@ import {
   partitionsOf,
   UNNAMED,
 } from '../../src/adaptive/partitions.js';
-import { mulberry32 } from '../../src/adaptive/simulation/seeded-random.js';
+import { mulberry32 } from '../../src/core/seeded-random.js';
 import type { LocalSlot } from '../../src/policies/local-policy.js';
 import { pointed } from '../harness/error-pointer.js';
 import { ManualClock, StubAlgorithm } from './stub-algorithm.js';

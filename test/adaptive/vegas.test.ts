@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Random } from '../../src/adaptive/algorithms/algorithm.js';
 import { type VegasOptions, vegas } from '../../src/adaptive/algorithms/vegas.js';
-import { mulberry32 } from '../../src/simulator/engine/seeded-random.js';
+import { mulberry32 } from '../../src/core/seeded-random.js';
 import { pointed } from '../harness/error-pointer.js';
 
 const ok = (rttMs: number, inFlight: number) => ({ rttMs, inFlight, dropped: false });

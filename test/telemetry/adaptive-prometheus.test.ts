@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { type AdaptiveConcurrency, adaptiveConcurrency } from '../../src/adaptive/index.js';
-import { mulberry32 } from '../../src/adaptive/simulation/seeded-random.js';
+import { mulberry32 } from '../../src/core/seeded-random.js';
 import { MemoryStore } from '../../src/index.js';
 import type { LocalSlot } from '../../src/policies/local-policy.js';
 import { createMetrics } from '../../src/telemetry/prometheus/index.js';

@@ -22,6 +22,7 @@ const PLANTS: Record<string, readonly [file: string, line: string]> = {
   'policies-imports-only-below': ['src/policies/lockout.ts', "import '../stores/key.js';"],
   'stores-imports-only-below': ['src/stores/key.ts', "import '../decision/outcome.js';"],
   'identity-imports-only-below': ['src/identity/identity.ts', "import '../decision/outcome.js';"],
+  'adaptive-imports-only-below': ['src/adaptive/partitions.ts', "import '../limiter/lease.js';"],
   'decision-imports-only-below': ['src/decision/outcome.ts', "import '../identity/identity.js';"],
   'limiter-imports-only-below': ['src/limiter/lease.ts', "import '../gate/throw.js';"],
   'gate-imports-only-below': ['src/gate/throw.ts', "import '../admin/bearer-token.js';"],
@@ -30,7 +31,7 @@ const PLANTS: Record<string, readonly [file: string, line: string]> = {
   'telemetry-imports-only-below': ['src/telemetry/observability.ts', "import '../limiter/lease.js';"],
   'testing-imports-only-below': ['src/testing/test-clock.ts', "import '../admin/bearer-token.js';"],
   'simulator-engine-imports-only-below': [
-    'src/simulator/engine/seeded-random.ts',
+    'src/simulator/engine/pattern-times.ts',
     "import '../../limiter/lease.js';",
   ],
   'simulator-server-imports-only-below': [

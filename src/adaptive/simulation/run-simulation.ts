@@ -1,10 +1,10 @@
 // The discrete-event loop: one scenario's arrivals through one limit into the simulated service, on a virtual clock.
 
+import { mulberry32 } from '../../core/seeded-random.js';
 import type { LocalSlot } from '../../policies/local-policy.js';
 import { type AdaptiveConcurrency, adaptiveConcurrency } from '../adaptive-concurrency.js';
 import type { Clock, LimitAlgorithm, Random } from '../algorithms/algorithm.js';
 import { CompletionHeap } from './completion-heap.js';
-import { mulberry32 } from './seeded-random.js';
 import { type Job, Service, type ServiceModel } from './service-model.js';
 import { type PhaseTally, type Series, SeriesRecorder, tallies } from './tally.js';
 import { type Arrivals, arrivals, type Phase, phaseStarts } from './traffic.js';

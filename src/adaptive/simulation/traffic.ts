@@ -1,6 +1,7 @@
 // Open-loop traffic: Poisson arrivals at a rate that steps from phase to phase, as a share of the service's capacity.
 
-import { exponential, mulberry32 } from './seeded-random.js';
+import { mulberry32 } from '../../core/seeded-random.js';
+import { exponential } from './seeded-random.js';
 import { capacityPerSecond, drawServiceMs, type ServiceModel } from './service-model.js';
 
 /** A stretch of steady traffic. */

@@ -1,9 +1,9 @@
 // Each traffic pattern as a generator of arrival times, its fields checked as it starts.
 import { parseDuration } from '../../core/duration.js';
 import { configError } from '../../core/errors.js';
+import { mulberry32 } from '../../core/seeded-random.js';
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger } from '../../core/validate.js';
 import type { PatternSpec } from './pattern-spec.js';
-import { mulberry32 } from './seeded-random.js';
 
 /**
  * Arrival times (whole ms, ascending) for a pattern whose `kind` and keys are already checked. A generator, so

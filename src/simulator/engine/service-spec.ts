@@ -1,8 +1,8 @@
 // How long each admitted request takes, as plain JSON: a fixed time, or uniform within a range from a seeded generator.
 import { type Duration, parseDuration } from '../../core/duration.js';
 import { configError } from '../../core/errors.js';
+import { mulberry32 } from '../../core/seeded-random.js';
 import { knownKeys, MAX_SPAN, nonNegativeInteger, oneOf } from '../../core/validate.js';
-import { mulberry32 } from './seeded-random.js';
 
 /**
  * Each request's service time: how long an admitted request holds its concurrency slot before it is released.

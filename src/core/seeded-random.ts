@@ -1,4 +1,4 @@
-// A seeded PRNG, so that random arrivals are the same for the same seed in every run and on every machine.
+// A seeded PRNG, so that a simulation's random draws are the same for the same seed in every run and on every machine.
 
 /** mulberry32: a small, well-mixed 32-bit PRNG; floats in [0, 1). */
 export function mulberry32(seed: number): () => number {
