@@ -1,7 +1,7 @@
 // The Adaptive limits tab: runs a named scenario on the server (POST /api/adaptive) and shows, for each limit
 // compared, its goodput, latency and refusals phase by phase, and a chart of its limit, in-flight and latency.
 import { ADAPTIVE_CHART_HEIGHT, adaptiveChart } from './charts.js';
-import { $, el, setStatus } from './dom.js';
+import { $, el, postRun, setStatus } from './dom.js';
 
 let charts = [];
 let latestRun = 0;
@@ -29,25 +29,13 @@ export async function loadAdaptiveScenarios() {
 export async function runAdaptive() {
   const runId = ++latestRun;
   const status = $('#adaptive-status');
-  setStatus(status, 'running', 'Simulating…');
-  let response;
-  let answer;
-  try {
-    response = await fetch('/api/adaptive', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ scenario: $('#adaptive-scenario').value }),
-    });
-    answer = await response.json();
-  } catch (error) {
-    if (runId === latestRun) setStatus(status, 'error', `The server could not be reached: ${error.message}`);
-    return;
-  }
-  if (runId !== latestRun) return;
-  if (!response.ok) {
-    setStatus(status, 'error', `${answer.error} (${answer.code})`);
-    return;
-  }
+  const answer = await postRun(
+    '/api/adaptive',
+    { scenario: $('#adaptive-scenario').value },
+    status,
+    () => runId === latestRun,
+  );
+  if (answer === undefined) return;
   renderTable(answer);
   renderCharts(answer);
   const { service } = answer;

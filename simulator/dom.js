@@ -1,4 +1,4 @@
-// Small DOM helpers the simulator page's modules share: lookup, element building, status lines.
+// Small DOM helpers the simulator page's modules share: lookup, element building, status lines, posting a run.
 
 export const $ = (selector) => document.querySelector(selector);
 
@@ -16,4 +16,32 @@ export function el(tag, attributes = {}, ...children) {
 export function setStatus(node, state, text) {
   node.dataset.state = state;
   node.textContent = text;
+}
+
+/**
+ * A run posted to the server: `body` as JSON to `path`, `status` telling how it goes. Returns the answer, or
+ * undefined when it failed (the status says why) or when a newer run began meanwhile (`isLatest` says no): a slower,
+ * older run must not overwrite a newer one.
+ */
+export async function postRun(path, body, status, isLatest) {
+  setStatus(status, 'running', 'Simulating…');
+  let response;
+  let answer;
+  try {
+    response = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    answer = await response.json();
+  } catch (error) {
+    if (isLatest()) setStatus(status, 'error', `The server could not be reached: ${error.message}`);
+    return undefined;
+  }
+  if (!isLatest()) return undefined;
+  if (!response.ok) {
+    setStatus(status, 'error', `${answer.error} (${answer.code})`);
+    return undefined;
+  }
+  return answer;
 }

@@ -1,7 +1,7 @@
 // The Simulate tab: posts the scenario to POST /api/simulate and shows the answer as a summary table and charts.
 import { CHART_HEIGHT, policyChart } from './charts.js';
 import { describePolicy, formatDuration } from './describe.js';
-import { $, el, setStatus } from './dom.js';
+import { $, el, postRun, setStatus } from './dom.js';
 import { scenario } from './forms.js';
 
 let charts = [];
@@ -13,26 +13,8 @@ const chartWidth = () => $('#charts').clientWidth - 2;
 export async function runSimulation() {
   const runId = ++latestRun;
   const status = $('#sim-status');
-  setStatus(status, 'running', 'Simulating…');
-  let response;
-  let answer;
-  try {
-    response = await fetch('/api/simulate', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(scenario()),
-    });
-    answer = await response.json();
-  } catch (error) {
-    if (runId === latestRun) setStatus(status, 'error', `The server could not be reached: ${error.message}`);
-    return;
-  }
-  // A slower, older run must not overwrite a newer one.
-  if (runId !== latestRun) return;
-  if (!response.ok) {
-    setStatus(status, 'error', `${answer.error} (${answer.code})`);
-    return;
-  }
+  const answer = await postRun('/api/simulate', scenario(), status, () => runId === latestRun);
+  if (answer === undefined) return;
   renderSummary(answer);
   renderCharts(answer);
   const last = answer.arrivals.at(-1) ?? 0;

@@ -235,6 +235,25 @@ suite(() => {
     assert.deepEqual(pageErrors, []);
   });
 
+  it('runs an adaptive limits scenario: a row per limit and phase, the over-bound p99s marked, a chart each', async () => {
+    await page.getByTestId('tab-adaptive').click();
+    await page.locator('[data-testid="adaptive-run"]:not([disabled])').waitFor();
+    await page.getByTestId('adaptive-scenario').selectOption('overload-burst');
+    await page.getByTestId('adaptive-run').click();
+    await page.locator('[data-testid="adaptive-status"][data-state="done"]').waitFor();
+    // The default, four algorithms at their references' defaults, two fixed limits; three phases each.
+    assert.equal(await page.locator('#adaptive-body tr').count(), 7 * 3);
+    assert.equal(
+      await page.locator('#adaptive-body th').first().textContent(),
+      'default: gradient, capped and re-measuring',
+    );
+    // Through the burst the default holds the p99 bound, the fixed limit of ten times the workers does not.
+    assert.equal(await page.getByTestId('adaptive-0-1-p99').getAttribute('class'), 'num');
+    assert.equal(await page.getByTestId('adaptive-6-1-p99').getAttribute('class'), 'num over');
+    assert.equal(await page.locator('[data-testid^="adaptive-chart-"] canvas').count(), 7);
+    assert.deepEqual(pageErrors, []);
+  });
+
   it('live mode plots real responses from a rate-limited demo route', async () => {
     await page.getByTestId('tab-live').click();
     await page.getByTestId('live-endpoint').selectOption('/api/fixed-test');
