@@ -45,7 +45,10 @@ export interface ResolvedGateOptions<Req, Res> {
   readonly headersOf: HeaderWriter | undefined;
   readonly status: number;
   readonly body: unknown;
-  /** The body of a denial by a policy with a status of its own (an adaptive limit's 503): the server is busy. */
+  /**
+   * The body of a denial by a policy with a status of its own (an adaptive limit's 503): the server is busy, which
+   * `message`, written for a client over its quota, would not say.
+   */
   readonly busyBody: unknown;
   readonly partition: ((req: Req) => string | undefined) | undefined;
   readonly shadow: boolean;
@@ -134,7 +137,6 @@ export function resolveGateOptions<Req, Res>(
   const headersOf = resolveHeaders(options);
   const status = errorStatus('statusCode', options.statusCode ?? 429);
   const body = resolveBody(options.message ?? 'Too many requests, please try again later.');
-  const busyBody = options.message === undefined ? BUSY_BODY : body;
   const partition = optionalFunction('partition', options.partition);
   const shadow = options.shadow ?? false;
   if (typeof shadow !== 'boolean') throw configError('shadow', 'must be a boolean', shadow);
@@ -153,7 +155,7 @@ export function resolveGateOptions<Req, Res>(
     headersOf,
     status,
     body,
-    busyBody,
+    busyBody: BUSY_BODY,
     partition,
     shadow,
     logger,

@@ -49,9 +49,7 @@ export async function queueLocal(
   try {
     for (const policy of local) {
       const left = Math.max(0, deadline - Date.now());
-      const slot = await policy.queue({ partition, maxWaitMs: Math.max(1, left), signal });
-      const result = policy.peek(partition);
-      taken.push({ policy, slot, result: { ...result, allowed: true, retryAfterMs: 0, resetMs: 0 } });
+      taken.push({ policy, ...(await policy.queue({ partition, maxWaitMs: left, signal })) });
     }
   } catch (error) {
     cancel(taken);
@@ -127,11 +125,26 @@ function admission(
   const storeRelease = stored?.release;
   // A peek holds nothing: only an admission that took a slot gets a release.
   if (taken.some(({ slot }) => slot !== undefined))
-    decision.release = once((ending?: Ending) => {
-      for (const { slot } of taken) slot?.release(ending);
-      return storeRelease === undefined ? Promise.resolve() : storeRelease(ending);
-    });
+    decision.release = once((ending?: Ending) => releaseAll(taken, storeRelease, ending));
   if (stored?.degraded !== undefined) decision.degraded = stored.degraded;
   if (stored?.delayMs !== undefined) decision.delayMs = stored.delayMs;
   return decision;
+}
+
+/** Every slot released, the store's too, whatever one of them throws; the first error, once all are done. */
+async function releaseAll(
+  taken: readonly Taken[],
+  storeRelease: Decision['release'],
+  ending: Ending | undefined,
+): Promise<void> {
+  const errors: unknown[] = [];
+  for (const { slot } of taken) {
+    try {
+      slot?.release(ending);
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  await storeRelease?.(ending);
+  if (errors.length > 0) throw errors[0];
 }

@@ -63,12 +63,12 @@ export interface ResolvedLimiter {
   readonly line: WaitLine | undefined;
 }
 
-const OPTIONS = ['policy', 'store', 'scope', 'cost', 'failOpen', 'blockMs'];
+export const LIMITER_OPTIONS = ['policy', 'store', 'scope', 'cost', 'failOpen', 'blockMs'];
 
 export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiter {
   if (typeof options !== 'object' || options === null)
     throw configError('options', 'must be an object', options);
-  knownKeys('createLimiter', options, OPTIONS);
+  knownKeys('createLimiter', options, LIMITER_OPTIONS);
   const policies = validatePolicies(options.policy);
   // Only an absent store means the shared default: `null` is a mistake worth hearing about.
   const store = options.store === undefined ? sharedMemoryStore() : options.store;

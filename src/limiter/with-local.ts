@@ -2,11 +2,14 @@
 // limiter (when it has policies of its own) for what is left.
 
 import { configError } from '../core/errors.js';
+import { isPending } from '../core/pending.js';
+import { knownKeys, positiveInteger } from '../core/validate.js';
 import type { Decision } from '../decision/decision.js';
 import { isLocalPolicy, type LocalPolicy } from '../policies/local-policy.js';
 import type { AnyPolicy } from '../policies/policy.js';
 import { validateScope } from '../stores/key.js';
 import { sharedMemoryStore } from '../stores/memory/shared-memory-store.js';
+import { isStore } from '../stores/store.js';
 import type { ConsumeOptions, Limiter } from './limiter-interface.js';
 import {
   admitLocal,
@@ -17,7 +20,7 @@ import {
   type Taken,
   withLocal,
 } from './local-policies.js';
-import type { LimiterOptions } from './resolve-options.js';
+import { LIMITER_OPTIONS, type LimiterOptions } from './resolve-options.js';
 import { waitBudget } from './wait.js';
 
 /** The policies `options.policy` names, the local ones apart; none local: `undefined`. */
@@ -39,11 +42,7 @@ export function withLocalPolicies(
   stored: Limiter | undefined,
   options: LimiterOptions,
 ): Limiter {
-  if (stored === undefined && options.blockMs !== undefined)
-    throw configError(
-      'blockMs',
-      'needs a policy kept in a store: local policies alone have nothing to lock out',
-    );
+  if (stored === undefined) checkLocalOnly(options);
   // A merged decision names the store's own admission, which alone can be refunded.
   const storedOf = new WeakMap<Decision, Decision>();
   const merge = (decision: Decision | undefined, taken: readonly Taken[]) => {
@@ -66,7 +65,7 @@ export function withLocalPolicies(
       const taken = admitLocal(local, consumeOptions?.partition);
       if (!allowed(taken) || stored === undefined) return merge(undefined, taken);
       return merge(
-        settledNow(taken, () => stored.consumeSync(identifier, consumeOptions)),
+        settled(taken, () => stored.consumeSync(identifier, consumeOptions)),
         taken,
       );
     },
@@ -75,13 +74,19 @@ export function withLocalPolicies(
       return merge(await stored?.peek(identifier, consumeOptions), taken);
     },
     wait: async (identifier, waitOptions) => {
+      const partition = waitOptions?.partition;
+      if (stored === undefined) return merge(undefined, await queueLocal(local, partition, waitOptions));
+      // The store first: a local slot held while the store's quota comes back would keep others from the
+      // instance and count the wait in the round trip its release measures.
       const started = Date.now();
-      const taken = await queueLocal(local, waitOptions?.partition, waitOptions);
-      if (stored === undefined) return merge(undefined, taken);
-      // The store's part gets what is left of the wait: the whole of it is `maxWaitMs`.
-      const maxWaitMs = waitBudget(waitOptions?.maxWaitMs) - (Date.now() - started);
-      const rest = { ...waitOptions, maxWaitMs: Math.max(0, maxWaitMs) };
-      return merge(await settled(taken, () => stored.wait(identifier, rest)), taken);
+      const decision = await stored.wait(identifier, waitOptions);
+      const maxWaitMs = Math.max(0, waitBudget(waitOptions?.maxWaitMs) - (Date.now() - started));
+      try {
+        return merge(decision, await queueLocal(local, partition, { ...waitOptions, maxWaitMs }));
+      } catch (error) {
+        await giveBack(stored, identifier, decision);
+        throw error;
+      }
     },
     refund: async (identifier, refundOptions) => {
       const spent = refundOptions?.spent;
@@ -96,27 +101,53 @@ export function withLocalPolicies(
   };
 }
 
-/** The store's decision; a denial or a failure gives the local slots back, since the request will not run. */
-async function settled(taken: readonly Taken[], ask: () => Promise<Decision>): Promise<Decision> {
-  try {
-    const decision = await ask();
+/** The store's decision, at once or later; a denial or a failure gives the local slots back: the request won't run. */
+function settled(taken: readonly Taken[], ask: () => Decision): Decision;
+function settled(taken: readonly Taken[], ask: () => Promise<Decision>): Promise<Decision>;
+function settled(
+  taken: readonly Taken[],
+  ask: () => Decision | Promise<Decision>,
+): Decision | Promise<Decision> {
+  const given = (decision: Decision) => {
     if (!decision.allowed) cancel(taken);
     return decision;
-  } catch (error) {
+  };
+  const failed = (error: unknown): never => {
     cancel(taken);
     throw error;
+  };
+  let answer: Decision | Promise<Decision>;
+  try {
+    answer = ask();
+  } catch (error) {
+    return failed(error);
   }
+  return isPending(answer) ? answer.then(given, failed) : given(answer);
 }
 
-function settledNow(taken: readonly Taken[], ask: () => Decision): Decision {
-  try {
-    const decision = ask();
-    if (!decision.allowed) cancel(taken);
-    return decision;
-  } catch (error) {
-    cancel(taken);
-    throw error;
-  }
+/** An admission a wait will not use after all: its units and its store slot given back, as far as the store can. */
+async function giveBack(stored: Limiter, identifier: string, decision: Decision): Promise<void> {
+  await Promise.all([stored.refund(identifier, { spent: decision }), decision.release?.()]).catch(
+    () => undefined,
+  );
+}
+
+/**
+ * The options of a limiter of local policies alone, checked as the store's limiter checks them: those that only a
+ * store's policy would use are refused rather than ignored.
+ */
+function checkLocalOnly(options: LimiterOptions): void {
+  knownKeys('createLimiter', options, LIMITER_OPTIONS);
+  if (options.blockMs !== undefined)
+    throw configError(
+      'blockMs',
+      'needs a policy kept in a store: local policies alone have nothing to lock out',
+    );
+  if (options.store !== undefined && !isStore(options.store))
+    throw configError('store', 'must implement evaluate() and reset() (a MemoryStore or RedisStore)');
+  if (options.cost !== undefined) positiveInteger('cost', options.cost);
+  if (options.failOpen !== undefined && typeof options.failOpen !== 'boolean')
+    throw configError('failOpen', 'must be a boolean', options.failOpen);
 }
 
 function unblockable(): never {

@@ -8,6 +8,11 @@ export interface Ending {
   readonly status?: number;
   /** The request was dropped (timed out, or overloaded upstream); by default read from `status`. */
   readonly dropped?: boolean;
+  /**
+   * False: its round trip says nothing of the service (a WebSocket message, whose end is not known), so the slot is
+   * freed without a measurement. Default true.
+   */
+  readonly measured?: boolean;
 }
 
 /** A slot held in a local policy; each part acts on the first call of either, once. */
@@ -49,8 +54,8 @@ export interface LocalPolicy {
   admit(partition: string | undefined): LocalAdmission;
   /** What `admit` would answer now, taking nothing. */
   peek(partition: string | undefined): PolicyResult;
-  /** Resolves with a slot in arrival order; rejects once `maxWaitMs` passes or the signal aborts. */
-  queue(wait: LocalWait): Promise<LocalSlot>;
+  /** Resolves with an admission in arrival order; rejects once `maxWaitMs` passes or the signal aborts. */
+  queue(wait: LocalWait): Promise<LocalAdmission>;
 }
 
 /** What a decision tells of the policy behind each result: what headers, waits and the admin endpoints read. */

@@ -7,6 +7,8 @@ import { rateLimit } from '../../src/adapters/express/express.js';
 import { withRateLimit } from '../../src/adapters/node/node.js';
 import { type AdaptiveConcurrency, adaptiveConcurrency } from '../../src/adaptive/adaptive-concurrency.js';
 import type { GateOptions } from '../../src/gate/options.js';
+import { tokenBucket } from '../../src/policies/token-bucket.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { type ContractApp, listen, request, silentLogger } from '../../src/testing/adapter-contract.js';
 import { ManualClock, StubAlgorithm } from './stub-algorithm.js';
 
@@ -91,6 +93,36 @@ for (const [name, make] of Object.entries(APPS))
         assert.equal((await held).status, 200);
         await holding(policy, 0);
         assert.equal((await request(app)).status, 200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('answers the busy body and 503 for its denial despite a message, which a store denial answers', async () => {
+      const policy = adaptiveConcurrency({ algorithm: new StubAlgorithm(1), clock: new ManualClock().read });
+      const route = new Route();
+      const app = await make(
+        {
+          policy: [tokenBucket({ capacity: 2, refillPerSecond: 0 }), policy],
+          store: new MemoryStore({ autoCleanup: false }),
+          scope: 'custom-message',
+          message: 'custom',
+          logger: silentLogger(),
+        },
+        route,
+      );
+      try {
+        const held = request(app, { 'x-hold': '1' });
+        await route.entered;
+        const busy = await request(app);
+        assert.deepEqual([busy.status, busy.body], [503, BUSY]);
+        route.open();
+        assert.equal((await held).status, 200);
+        await holding(policy, 0);
+        assert.equal((await request(app)).status, 200);
+        await holding(policy, 0);
+        const over = await request(app);
+        assert.deepEqual([over.status, over.body], [429, { error: 'Too Many Requests', message: 'custom' }]);
       } finally {
         await app.close();
       }

@@ -62,7 +62,8 @@ describe('adaptiveConcurrency: options', () => {
   });
 
   it('leaves the algorithm free when another option is refused, for the corrected limit to take', {}, () => {
-    for (const bad of [{ status: 200 }, { name: 'two words' }, { partitions: { a: 2 } }, { dropped: 1 }]) {
+    const refused = [{ status: 200 }, { name: 'two words' }, { partitions: { a: 2 } }, { dropped: 1 }];
+    for (const bad of [...refused, { maxHoldMs: 0 }]) {
       const algorithm = new StubAlgorithm(4);
       assert.throws(() => adaptiveConcurrency({ algorithm, ...bad } as AdaptiveConcurrencyOptions));
       assert.equal(adaptiveConcurrency({ algorithm }).algorithm, algorithm);
@@ -113,6 +114,23 @@ describe('adaptiveConcurrency: options', () => {
       '`dropped` must be a function (received 503)',
     );
     refuses({ algorithm: algorithm(), clock: 0 }, 'clock', '`clock` must be a function (received 0)');
+  });
+
+  it('refuses a maxHoldMs that is not a duration one timer honours, and takes one that is', () => {
+    const algorithm = () => new StubAlgorithm(1);
+    for (const bad of [0, -1, 1.5, 'soon'])
+      refuses(
+        { algorithm: algorithm(), maxHoldMs: bad },
+        'maxHoldMs',
+        `\`maxHoldMs\` ${DURATION} (received ${typeof bad === 'string' ? `"${bad}"` : bad})`,
+      );
+    refuses(
+      { algorithm: algorithm(), maxHoldMs: 2 ** 31 },
+      'maxHoldMs',
+      `\`maxHoldMs\` must be at most ${2 ** 31 - 1} ms (about 24.8 days) (received ${2 ** 31})`,
+    );
+    for (const good of [1, '30s', 2 ** 31 - 1] as Duration[])
+      assert.equal(adaptiveConcurrency({ algorithm: algorithm(), maxHoldMs: good }).limit, 1);
   });
 
   it('takes retryAfterMs as ms or a duration, up to just below 2^51 ms', () => {
@@ -396,42 +414,5 @@ describe('adaptiveConcurrency: figures', () => {
     const back = policy.facts();
     assert.notEqual(back, first);
     assert.deepEqual(back, first);
-  });
-});
-
-describe('adaptiveConcurrency: admissions while others wait', () => {
-  it('denies an admission, and tells a peek it would be denied, while a waiter is in line', async () => {
-    const { policy, algorithm } = limited(1);
-    const held = slotOf(policy.admit(undefined));
-    const waiting = policy.queue({ partition: undefined, maxWaitMs: 60_000, signal: undefined });
-    // A slot free by the limit alone is the waiter's: the admission does not jump the line.
-    algorithm.limit = 2;
-    assert.deepEqual(policy.peek(undefined), {
-      allowed: false,
-      remaining: 1,
-      resetMs: 1000,
-      retryAfterMs: 1000,
-    });
-    assert.deepEqual(policy.admit(undefined), {
-      result: { allowed: false, remaining: 1, resetMs: 1000, retryAfterMs: 1000 },
-      slot: undefined,
-    });
-    assert.equal(policy.stats().partitions[0]?.rejected, 1);
-    held.release();
-    const granted = await waiting;
-    assert.equal(policy.inFlight, 1);
-    assert.equal(policy.admit(undefined).result.allowed, true);
-    assert.equal(policy.inFlight, 2);
-    granted.release();
-  });
-
-  it('serves a waiter at once when a slot is free', async () => {
-    const { policy } = limited(1);
-    const slot = await policy.queue({ partition: undefined, maxWaitMs: 1, signal: undefined });
-    assert.equal(policy.inFlight, 1);
-    assert.equal(policy.stats().partitions[0]?.completed, 0);
-    slot.release();
-    assert.equal(policy.inFlight, 0);
-    assert.equal(policy.stats().partitions[0]?.completed, 1);
   });
 });

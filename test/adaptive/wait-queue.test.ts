@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adaptiveConcurrency } from '../../src/adaptive/adaptive-concurrency.js';
 import { WaitQueue } from '../../src/adaptive/wait-queue.js';
-import type { LocalSlot, LocalWait } from '../../src/policies/local-policy.js';
+import type { LocalAdmission, LocalSlot, LocalWait } from '../../src/policies/local-policy.js';
 import { pointed } from '../harness/error-pointer.js';
 import { StubAlgorithm } from './stub-algorithm.js';
 
@@ -44,6 +44,14 @@ function waitFor(partition: string | undefined, maxWaitMs = 60_000, signal?: Abo
   return { partition, maxWaitMs, signal };
 }
 
+const SLOT: LocalSlot = { release: () => {}, cancel: () => {} };
+
+/** An admission whose remainder tells which partition it was for, by the length of its name. */
+function admission(partition: string | undefined): LocalAdmission {
+  const remaining = partition?.length ?? 0;
+  return { result: { allowed: true, remaining, resetMs: 0, retryAfterMs: 0 }, slot: SLOT };
+}
+
 const TIMED_OUT = (ms: number) =>
   pointed(
     `the request cannot pass within \`maxWaitMs\` (${ms} ms): no slot of the adaptive limit freed in time`,
@@ -57,9 +65,9 @@ describe('wait queue: order', () => {
     const served: string[] = [];
     const slots = new Map<string, LocalSlot>();
     for (const name of ['first', 'second', 'third'])
-      void policy.queue(waitFor(undefined)).then((slot) => {
+      void policy.queue(waitFor(undefined)).then(({ slot }) => {
         served.push(name);
-        slots.set(name, slot);
+        slots.set(name, slot as LocalSlot);
       });
     await watch(Promise.resolve()).outcome();
     assert.deepEqual(served, []);
@@ -81,13 +89,13 @@ describe('wait queue: order', () => {
     const first = watch(policy.queue(waitFor(undefined)));
     algorithm.limit = 2;
     assert.equal(await first.outcome(), 'pending');
-    const second = watch(policy.queue(waitFor(undefined)));
+    const second = watch(policy.queue(waitFor(undefined, 2 ** 31)));
     assert.notEqual(await first.outcome(), 'pending');
     assert.equal(await second.outcome(), 'pending');
     assert.equal(policy.inFlight, 2);
   });
 
-  it('holds everyone behind a waiter that cannot go yet, until it goes or leaves', async () => {
+  it('lets a waiter behind go when the one ahead cannot yet, so one partition never holds up another', async () => {
     const { policy, hold } = limitOf(4, { live: 0.5, batch: 0.5 });
     hold('batch');
     hold('batch');
@@ -96,36 +104,65 @@ describe('wait queue: order', () => {
     const leaving = new AbortController();
     const batch = watch(policy.queue(waitFor('batch', 60_000, leaving.signal)));
     const second = watch(policy.queue(waitFor('live')));
-    // The freed slot is live's own guarantee, which batch may not borrow: the live waiter behind could take it.
+    // The freed slot is live's own guarantee, which batch may not borrow: the live waiter behind takes it.
     live.release();
     assert.equal(await batch.outcome(), 'pending');
-    assert.equal(await second.outcome(), 'pending');
+    assert.notEqual(await second.outcome(), 'pending');
+    assert.equal(policy.inFlight, 4);
     leaving.abort(new Error('client left'));
     assert.deepEqual(await batch.outcome(), { error: new Error('client left') });
-    assert.notEqual(await second.outcome(), 'pending');
     assert.equal(policy.inFlight, 4);
   });
 
-  it('asks for each waiter partition in turn, and stops at the first refused', async () => {
+  it('asks for every waiter in turn, granting each that can go in arrival order', async () => {
     const asked: (string | undefined)[] = [];
     const free = new Set<string | undefined>(['b']);
-    const slot: LocalSlot = { release: () => {}, cancel: () => {} };
     const line = new WaitQueue((partition) => {
       asked.push(partition);
-      return free.has(partition) ? slot : undefined;
-    });
+      return free.has(partition) ? admission(partition) : undefined;
+    }, 60_000);
     const a = watch(line.join(waitFor('a')));
     const b = watch(line.join(waitFor('b')));
-    assert.equal(line.length, 2);
-    assert.deepEqual(asked, ['a', 'a']);
+    // b went past a, still waiting.
+    assert.equal(line.length, 1);
+    assert.deepEqual(asked, ['a', 'a', 'b']);
+    assert.equal(await a.outcome(), 'pending');
+    assert.equal(((await b.outcome()) as LocalAdmission).result.remaining, 'b'.length);
     free.add('a');
-    line.serve();
-    assert.equal(await a.outcome(), slot);
-    assert.equal(await b.outcome(), slot);
-    assert.deepEqual(asked, ['a', 'a', 'a', 'b']);
-    assert.equal(line.length, 0);
-    line.serve();
-    assert.equal(asked.length, 4);
+    // No deadline: a caller left in line keeps no timer running past the test.
+    const c = watch(line.join(waitFor('c', 2 ** 31)));
+    const d = watch(line.join(waitFor('a')));
+    assert.deepEqual(asked, ['a', 'a', 'b', 'a', 'c', 'c', 'a']);
+    assert.equal(((await a.outcome()) as LocalAdmission).slot, SLOT);
+    assert.equal(await c.outcome(), 'pending');
+    assert.equal(((await d.outcome()) as LocalAdmission).slot, SLOT);
+    assert.equal(line.length, 1);
+  });
+
+  it('serves those left waiting again after retryMs, once, though no slot was released', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let asks = 0;
+    let open = false;
+    const line = new WaitQueue(() => {
+      asks++;
+      return open ? admission('x') : undefined;
+    }, 250);
+    const first = watch(line.join(waitFor('a')));
+    const second = watch(line.join(waitFor('b')));
+    // Each join served the line; one retry timer stands for both.
+    assert.equal(asks, 3);
+    t.mock.timers.tick(249);
+    assert.equal(asks, 3);
+    t.mock.timers.tick(1);
+    assert.equal(asks, 5);
+    open = true;
+    t.mock.timers.tick(250);
+    assert.equal(asks, 7);
+    assert.notEqual(await first.outcome(), 'pending');
+    assert.notEqual(await second.outcome(), 'pending');
+    // Nobody left: no retry is scheduled.
+    t.mock.timers.tick(1000);
+    assert.equal(asks, 7);
   });
 });
 
@@ -157,21 +194,22 @@ describe('wait queue: deadlines and aborts', () => {
     assert.notEqual(await beyond.outcome(), 'pending');
   });
 
-  it('serves the next waiter when one times out', async (t) => {
+  it('leaves the line at the deadline, asked for no more', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
-    const line = new WaitQueue((partition) =>
-      partition === 'go' ? { release: () => {}, cancel: () => {} } : undefined,
-    );
+    const asked: (string | undefined)[] = [];
+    const line = new WaitQueue((partition) => {
+      asked.push(partition);
+      return undefined;
+    }, 1000);
     const stuck = watch(line.join(waitFor('stuck', 100)));
-    const next = watch(line.join(waitFor('go', 1000)));
-    assert.equal(await next.outcome(), 'pending');
     t.mock.timers.tick(100);
     assert.equal(
       ((await stuck.outcome()) as { error: { code: string } }).error.code,
       'ERR_TOLLGATE_WAIT_TIMEOUT',
     );
-    assert.notEqual(await next.outcome(), 'pending');
     assert.equal(line.length, 0);
+    t.mock.timers.tick(1000);
+    assert.deepEqual(asked, ['stuck']);
   });
 
   it('rejects with the signal reason when it aborts, leaving the line', async () => {
@@ -191,10 +229,10 @@ describe('wait queue: deadlines and aborts', () => {
   it('keeps a granted slot when the signal aborts afterwards', async () => {
     const { policy } = limitOf(1);
     const controller = new AbortController();
-    const slot = await policy.queue(waitFor(undefined, 60_000, controller.signal));
+    const { slot } = await policy.queue(waitFor(undefined, 60_000, controller.signal));
     controller.abort(new Error('too late'));
     assert.equal(policy.inFlight, 1);
-    slot.release();
+    slot?.release();
     assert.equal(policy.inFlight, 0);
   });
 

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { adaptiveConcurrency } from '../../src/adaptive/adaptive-concurrency.js';
 import type { Decision } from '../../src/decision/decision.js';
 import { headerWriter } from '../../src/decision/headers.js';
-import { createLimiter } from '../../src/limiter/limiter.js';
+import { createLimiter, type LimiterOptions } from '../../src/limiter/limiter.js';
 import { concurrency } from '../../src/policies/concurrency.js';
 import type { AnyPolicy } from '../../src/policies/policy.js';
 import { tokenBucket } from '../../src/policies/token-bucket.js';
@@ -110,6 +110,26 @@ describe('limiter with local policies', () => {
     await assert.rejects(limiter.unblock('a'), unblockable);
     assert.equal(await limiter.reset('a'), undefined);
     assert.equal(await limiter.refund('a', { cost: 1 }), undefined);
+  });
+
+  it('checks the other options of a limiter of local policies alone, naming each', () => {
+    const refused = (options: Record<string, unknown>, option: string, message: string) =>
+      assert.throws(() => createLimiter({ policy: adaptiveConcurrency(), ...options } as LimiterOptions), {
+        name: 'TollgateError',
+        code: 'ERR_TOLLGATE_CONFIG',
+        option,
+        message: pointed(message),
+      });
+    refused({ stor: 1 }, 'stor', '`stor` is not an option of createLimiter; did you mean `store`?');
+    refused({ frobnicate: 1 }, 'frobnicate', '`frobnicate` is not an option of createLimiter');
+    const store = '`store` must implement evaluate() and reset() (a MemoryStore or RedisStore)';
+    refused({ store: {} }, 'store', store);
+    refused({ store: null }, 'store', store);
+    refused({ cost: 0 }, 'cost', '`cost` must be a positive integer (received 0)');
+    refused({ cost: 1.5 }, 'cost', '`cost` must be a positive integer (received 1.5)');
+    refused({ failOpen: 'yes' }, 'failOpen', '`failOpen` must be a boolean (received "yes")');
+    const fine = { store: new MemoryStore({ autoCleanup: false }), cost: 2, failOpen: true };
+    assert.equal(createLimiter({ policy: adaptiveConcurrency(), ...fine }).store, fine.store);
   });
 
   it('gives back the slots of the local policies before one that denies, and answers with its status', async () => {
@@ -369,27 +389,53 @@ describe('limiter with local policies: wait', () => {
     assert.equal(adaptive.inFlight, 1);
   });
 
-  it('then waits on the store policies, giving the local slot back if that wait fails', async () => {
-    const { adaptive, algorithm, limiter } = guarded(2, [bucket(1, 10)]);
-    await limiter.consume('a');
-    const [served] = [waits(() => limiter.wait('a', { maxWaitMs: 1000 }), 1)];
-    await advance(90);
-    assert.deepEqual([served[0], adaptive.inFlight], [undefined, 2]);
+  it('waits on the store first, holding no local slot meanwhile, and gives its units back if the local wait fails', async () => {
+    const { adaptive, limiter, calls } = guarded(1, [bucket(1, 1)]);
+    await (await limiter.consume('a')).release?.();
+    const [first] = [waits(() => limiter.wait('a', { maxWaitMs: 2000 }), 1)];
+    await advance(990);
+    assert.deepEqual([first[0], adaptive.inFlight], [undefined, 0]);
     await advance(10);
-    assert.equal((served[0] as Decision).delayMs, 100);
-    assert.deepEqual(figures(served[0] as Decision), [
+    const admitted = first[0] as Decision;
+    assert.equal(admitted.delayMs, 1000);
+    assert.deepEqual(figures(admitted), [
       ['token-bucket', 1, true, 0],
-      ['adaptive-concurrency', 2, true, 0],
+      ['adaptive-concurrency', 1, true, 0],
     ]);
-    const [late] = [waits(() => limiter.wait('a', { maxWaitMs: 50 }), 1)];
-    await advance(50);
+    // The local slot is taken: the store is asked all the same, before the local line.
+    const asked = calls();
+    const [late] = [waits(() => limiter.wait('a', { maxWaitMs: 1500 }), 1)];
+    await settle();
+    assert.equal(calls(), asked + 1);
+    await advance(1490);
+    assert.deepEqual([late[0], adaptive.inFlight], [undefined, 1]);
+    await advance(10);
     assert.equal((late[0] as { code?: string }).code, 'ERR_TOLLGATE_WAIT_TIMEOUT');
-    assert.equal(adaptive.inFlight, 2);
-    await (served[0] as Decision).release?.();
-    assert.deepEqual(
-      algorithm.samples.map(({ inFlight }) => inFlight),
-      [2],
-    );
+    assert.equal(adaptive.inFlight, 1);
+    await admitted.release?.();
+    // The token booked for 2000 ms came back; else the next would come at 3000 ms, after this consume at 2500.
+    assert.deepEqual(figures(await limiter.consume('a')), [
+      ['token-bucket', 1, true, 0],
+      ['adaptive-concurrency', 1, true, 0],
+    ]);
+  });
+
+  it('with maxWaitMs 0, admits at once with a free slot, and with none rejects, giving the units back', async () => {
+    const { adaptive, limiter } = guarded(1, [bucket(2)]);
+    const [now] = [waits(() => limiter.wait('a', { maxWaitMs: 0 }), 1)];
+    await settle();
+    assert.deepEqual(figures(now[0] as Decision), [
+      ['token-bucket', 2, true, 1],
+      ['adaptive-concurrency', 1, true, 0],
+    ]);
+    const [none] = [waits(() => limiter.wait('a', { maxWaitMs: 0 }), 1)];
+    await settle();
+    mock.timers.tick(0);
+    await settle();
+    assert.equal((none[0] as { code?: string }).code, 'ERR_TOLLGATE_WAIT_TIMEOUT');
+    await (now[0] as Decision).release?.();
+    assert.equal(adaptive.inFlight, 0);
+    assert.equal(figures(await limiter.consume('a'))[0]?.[3], 0);
   });
 
   it('gives back the slot of an earlier local line when a later one times out', async () => {

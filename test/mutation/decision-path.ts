@@ -9,6 +9,8 @@ import '../adaptive/gradient.test.js';
 import '../adaptive/partitions.test.js';
 import '../adaptive/wait-queue.test.js';
 import '../adaptive/adaptive-concurrency.test.js';
+import '../adaptive/slot-expiry.test.js';
+import '../adaptive/line.test.js';
 import '../limiter/local-policies.test.js';
 import '../decision/headers.test.js';
 import '../decision/headers-lists.test.js';

@@ -117,7 +117,8 @@ async function message(gate: NestGate, request: HttpRequest): Promise<boolean> {
  * refund every request, leaving the route unlimited.
  */
 function releaseNow(gate: NestGate, decision: Decision | undefined): void {
-  decision?.release?.().catch((error: unknown) => {
+  // Freed as it is admitted, its round trip is no measure of the service: an adaptive limit must not learn from it.
+  decision?.release?.({ measured: false }).catch((error: unknown) => {
     try {
       gate.logger.error(
         error,
