@@ -85,7 +85,8 @@ export function adaptiveSettings(options: AdaptiveConcurrencyOptions): AdaptiveS
 
 function algorithmOption(value: LimitAlgorithm | undefined, clock: Clock): LimitAlgorithm {
   const algorithm = value ?? gradient({ clock, capToDemand: true, remeasureWhenFaster: true });
-  if (typeof algorithm !== 'object' || algorithm === null || typeof algorithm.sample !== 'function')
+  // `null` was replaced by the default above: only an object with a `sample` method is left to check for.
+  if (typeof algorithm !== 'object' || typeof algorithm.sample !== 'function')
     throw configError('algorithm', 'must be made by vegas(), gradient2(), aimd() or gradient()', value);
   if (taken.has(algorithm))
     throw configError('algorithm', 'is used by another adaptive limit already: make one for each limit');

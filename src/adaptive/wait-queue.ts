@@ -19,6 +19,7 @@ export class WaitQueue {
   readonly #retryMs: number;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #serving = false;
+  // Stryker disable next-line BooleanLiteral: serve() clears it before every turn
   #again = false;
 
   /**
@@ -45,6 +46,7 @@ export class WaitQueue {
         signal?.removeEventListener('abort', aborted);
         reject(error);
       };
+      // Stryker disable next-line OptionalChaining: only the signal calls it
       const aborted = () => leave(signal?.reason);
       // Beyond what one timer honours (about 24.8 days) a wait has no deadline: a timer would fire at once.
       const timer =
@@ -62,6 +64,7 @@ export class WaitQueue {
           resolve(admission);
         },
       };
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: leaving or being granted removes it anyway
       signal?.addEventListener('abort', aborted, { once: true });
       this.#waiters.push(waiter);
       this.serve();

@@ -52,6 +52,12 @@ describe('adaptiveConcurrency: options', () => {
     refuses({ algorithm: {} }, 'algorithm', `\`algorithm\` ${made} (received [object Object])`);
     refuses({ algorithm: { sample: 1 } }, 'algorithm', `\`algorithm\` ${made} (received [object Object])`);
     refuses({ algorithm: 'vegas' }, 'algorithm', `\`algorithm\` ${made} (received "vegas")`);
+    const callable = Object.assign(() => 4, { limit: 4, sample: () => 4 });
+    assert.throws(
+      () => adaptiveConcurrency({ algorithm: callable as unknown as StubAlgorithm }),
+      (error: Error & { code?: string }) =>
+        error.code === 'ERR_TOLLGATE_CONFIG' && error.message.startsWith(`\`algorithm\` ${made}`),
+    );
     const algorithm = new StubAlgorithm(4);
     adaptiveConcurrency({ algorithm });
     refuses(
@@ -76,6 +82,27 @@ describe('adaptiveConcurrency: options', () => {
     assert.equal(first.algorithm.name, 'gradient');
     assert.equal(second.algorithm.name, 'gradient');
     assert.notEqual(first.algorithm, second.algorithm);
+  });
+
+  it("runs the default gradient on the limit's clock, capped to demand and measuring again when faster", () => {
+    let nowMs = 0;
+    const policy = adaptiveConcurrency({ clock: () => nowMs });
+    /** `rounds` of three requests at once, each `rttMs` long; the limit after every `every` rounds. */
+    const limits = (rttMs: number, rounds: number, every: number) => {
+      const seen: number[] = [];
+      for (let round = 1; round <= rounds; round++) {
+        const slots = [0, 1, 2].map(() => policy.admit(undefined).slot);
+        nowMs += rttMs;
+        for (const slot of slots) slot?.release({ status: 200 });
+        if (round % every === 0) seen.push(policy.algorithm.limit);
+      }
+      return seen;
+    };
+    // The minimum measured (17 rounds of 3 pass the 50 round trips), then a rise: to twice the 3 in flight, no more.
+    assert.deepEqual(limits(10, 17, 17), [3]);
+    assert.deepEqual(limits(10, 60, 10), [5, 6, 6, 6, 6, 6]);
+    // Round trips faster than the minimum by more than the buffer hold the limit; five updates of them measure again.
+    assert.deepEqual(limits(4, 175, 25), [6, 6, 6, 6, 3, 6, 6]);
   });
 
   it('refuses a bad name, status, retryAfterMs, dropped or clock, naming the option', () => {

@@ -115,6 +115,26 @@ describe('adaptiveConcurrency: maxHoldMs', () => {
     ]);
     assert.deepEqual(counts(), { inFlight: 3, completed: 2, rejected: 0, dropped: 2 });
   });
+
+  it('still refuses a partition that expiring leaves beyond its share', () => {
+    const { policy, clock } = limited(4, { maxHoldMs: 500, partitions: { a: 0.5, b: 0.5 } });
+    assert.ok(policy.admit('b').slot !== undefined);
+    clock.nowMs = 600;
+    assert.ok(policy.admit('a').slot !== undefined);
+    assert.ok(policy.admit('a').slot !== undefined);
+    // b's slot expires, but b was asked of within ACTIVE_MS: its whole guarantee stays reserved.
+    assert.equal(policy.admit('a').result.allowed, false);
+    assert.deepEqual(
+      policy
+        .stats()
+        .partitions.map(({ name, inFlight, dropped, rejected }) => [name, inFlight, dropped, rejected]),
+      [
+        ['a', 2, 0, 1],
+        ['b', 0, 1, 0],
+        ['', 0, 0, 0],
+      ],
+    );
+  });
 });
 
 describe('adaptiveConcurrency: a release unmeasured', () => {

@@ -1,5 +1,6 @@
 // Unit tests of an adaptive limit's line of waiters: its order, its deadlines and aborts, and who leaving serves.
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { adaptiveConcurrency } from '../../src/adaptive/adaptive-concurrency.js';
 import { WaitQueue } from '../../src/adaptive/wait-queue.js';
@@ -164,6 +165,43 @@ describe('wait queue: order', () => {
     t.mock.timers.tick(1000);
     assert.equal(asks, 7);
   });
+
+  it('starts no retry for an empty line: the first left waiting are served retryMs after they came', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let asks = 0;
+    const line = new WaitQueue(() => {
+      asks++;
+      return undefined;
+    }, 250);
+    line.serve();
+    t.mock.timers.tick(100);
+    void line.join(waitFor('a')).catch(() => {});
+    assert.equal(asks, 1);
+    t.mock.timers.tick(249);
+    assert.equal(asks, 1);
+    t.mock.timers.tick(1);
+    assert.equal(asks, 2);
+  });
+
+  it('goes round again when a turn frees room itself, for those it had passed', async () => {
+    const asked: (string | undefined)[] = [];
+    let open = false;
+    const line: WaitQueue = new WaitQueue((partition) => {
+      asked.push(partition);
+      if (partition === 'a') return open ? admission('a') : undefined;
+      // As a slot expiring during this turn would: the line is served again, and room comes for `a`.
+      if (!open) {
+        open = true;
+        line.serve();
+      }
+      return undefined;
+    }, 60_000);
+    const first = watch(line.join(waitFor('a')));
+    void line.join(waitFor('bb')).catch(() => {});
+    assert.deepEqual(asked, ['a', 'a', 'bb', 'a', 'bb']);
+    assert.deepEqual(await first.outcome(), admission('a'));
+    assert.equal(line.length, 1);
+  });
 });
 
 describe('wait queue: deadlines and aborts', () => {
@@ -171,13 +209,17 @@ describe('wait queue: deadlines and aborts', () => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const { policy, hold } = limitOf(1);
     hold();
-    const waiting = watch(policy.queue(waitFor(undefined, 500)));
+    const { signal } = new AbortController();
+    const waiting = watch(policy.queue(waitFor(undefined, 500, signal)));
     t.mock.timers.tick(499);
     assert.equal(await waiting.outcome(), 'pending');
+    assert.equal(getEventListeners(signal, 'abort').length, 1);
     t.mock.timers.tick(1);
     const outcome = (await waiting.outcome()) as { error: { code: string; message: string } };
     assert.equal(outcome.error.code, 'ERR_TOLLGATE_WAIT_TIMEOUT');
     assert.equal(outcome.error.message, TIMED_OUT(500));
+    // Gone from the line, it no longer listens to the signal.
+    assert.equal(getEventListeners(signal, 'abort').length, 0);
     assert.equal(policy.inFlight, 1);
   });
 
@@ -230,6 +272,7 @@ describe('wait queue: deadlines and aborts', () => {
     const { policy } = limitOf(1);
     const controller = new AbortController();
     const { slot } = await policy.queue(waitFor(undefined, 60_000, controller.signal));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
     controller.abort(new Error('too late'));
     assert.equal(policy.inFlight, 1);
     slot?.release();

@@ -12,6 +12,7 @@ import '../adaptive/adaptive-concurrency.test.js';
 import '../adaptive/slot-expiry.test.js';
 import '../adaptive/line.test.js';
 import '../limiter/local-policies.test.js';
+import '../adaptive/local-limiter.test.js';
 import '../decision/headers.test.js';
 import '../decision/headers-lists.test.js';
 import '../decision/headers-legacy.test.js';
