@@ -7,18 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gradient } from '../../src/adaptive/algorithms/gradient.js';
 import { type GradientOptions, gradientSettings } from '../../src/adaptive/algorithms/gradient-options.js';
+import { mulberry32 as seeded } from '../../src/core/seeded-random.js';
 import { throwsConfig } from '../harness/policy-helpers.js';
-
-/** mulberry32, a seeded PRNG (inlined: mutation testing leaves the simulator out). */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** A controller on a clock the test moves (42 h on from its start, as in Envoy's tests), with their defaults. */
 function harness(options: GradientOptions = {}) {
