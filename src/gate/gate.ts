@@ -59,6 +59,14 @@ const FAILURE_BODY = Object.freeze({
   error: 'Internal Server Error',
   message: 'The rate limiter could not decide.',
 });
+/**
+ * The body of a denial by a policy with a status of its own (an adaptive limit's 503): the server is busy, which
+ * `message`, written for a client over its quota, would not say.
+ */
+const BUSY_BODY = Object.freeze({
+  error: 'Service Unavailable',
+  message: 'The server is busy, please try again later.',
+});
 /** The one identity of every request without one, so that a flood of them spends one quota. */
 const UNKNOWN_IDENTITY = 'unknown';
 const REFUSED_UNIDENTIFIED: Extract<GateOutcome, { action: 'fail' }> = {
@@ -204,7 +212,7 @@ function answer<Req, Res>(
   if (shadow) return { action: 'next', headers: withoutRetryAfter(headers), decision, info };
   const { denyStatus } = decision;
   if (denyStatus !== undefined)
-    return { action: 'reject', headers, status: denyStatus, body: gate.busyBody, decision, info };
+    return { action: 'reject', headers, status: denyStatus, body: BUSY_BODY, decision, info };
   return { action: 'reject', headers, status: gate.status, body: gate.body, decision, info };
 }
 

@@ -45,11 +45,6 @@ export interface ResolvedGateOptions<Req, Res> {
   readonly headersOf: HeaderWriter | undefined;
   readonly status: number;
   readonly body: unknown;
-  /**
-   * The body of a denial by a policy with a status of its own (an adaptive limit's 503): the server is busy, which
-   * `message`, written for a client over its quota, would not say.
-   */
-  readonly busyBody: unknown;
   readonly partition: ((req: Req) => string | undefined) | undefined;
   readonly shadow: boolean;
   readonly logger: Logger;
@@ -87,11 +82,6 @@ const GATE_OPTIONS = [
   'requestWasSuccessful',
   'abortedRequestsFail',
 ];
-
-const BUSY_BODY = Object.freeze({
-  error: 'Service Unavailable',
-  message: 'The server is busy, please try again later.',
-});
 
 const WINDOW = 'a fixed window is `policy: fixedWindow({ limit, windowMs })`';
 /**
@@ -155,7 +145,6 @@ export function resolveGateOptions<Req, Res>(
     headersOf,
     status,
     body,
-    busyBody: BUSY_BODY,
     partition,
     shadow,
     logger,

@@ -1,7 +1,7 @@
 // A limiter binds policies, a store and a scope: its options resolved once at wire-up, its operations over them.
 
 import { installDebugTrace } from '../core/debug-trace.js';
-import type { LocalPolicy } from '../policies/local-policy.js';
+import { isLocalPolicy, type LocalPolicy } from '../policies/local-policy.js';
 import type { AnyPolicy } from '../policies/policy.js';
 import { consumeNow, decide, promised } from './decide.js';
 import type { Limiter } from './limiter-interface.js';
@@ -33,13 +33,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const allLocal = local.length === (Array.isArray(options.policy) ? options.policy.length : 1);
   return withLocalPolicies(
     local,
-    allLocal ? undefined : storeLimiter({ ...options, policy: otherThan(local, options.policy) }),
+    allLocal ? undefined : storeLimiter({ ...options, policy: stored(options.policy) }),
     options,
   );
 }
 
-function otherThan(local: readonly LocalPolicy[], policy: LimiterOptions['policy']): AnyPolicy[] {
-  return (policy as readonly AnyPolicy[]).filter((p) => !local.includes(p as unknown as LocalPolicy));
+/** The policies a store enforces: all but the local ones. */
+function stored(policy: LimiterOptions['policy']): AnyPolicy[] {
+  return (policy as readonly (AnyPolicy | LocalPolicy)[]).filter((p): p is AnyPolicy => !isLocalPolicy(p));
 }
 
 /** A limiter of policies its store enforces. */
