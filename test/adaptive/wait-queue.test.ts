@@ -41,7 +41,10 @@ function limitOf(limit: number, partitions?: Record<string, number>) {
   return { policy, algorithm, hold };
 }
 
-function waitFor(partition: string | undefined, maxWaitMs = 60_000, signal?: AbortSignal): LocalWait {
+/** Beyond what one timer honours: no deadline, so a waiter a test leaves in line keeps no timer running after it. */
+const NO_DEADLINE = 2 ** 31;
+
+function waitFor(partition: string | undefined, maxWaitMs = NO_DEADLINE, signal?: AbortSignal): LocalWait {
   return { partition, maxWaitMs, signal };
 }
 
@@ -90,7 +93,7 @@ describe('wait queue: order', () => {
     const first = watch(policy.queue(waitFor(undefined)));
     algorithm.limit = 2;
     assert.equal(await first.outcome(), 'pending');
-    const second = watch(policy.queue(waitFor(undefined, 2 ** 31)));
+    const second = watch(policy.queue(waitFor(undefined)));
     assert.notEqual(await first.outcome(), 'pending');
     assert.equal(await second.outcome(), 'pending');
     assert.equal(policy.inFlight, 2);
@@ -103,7 +106,7 @@ describe('wait queue: order', () => {
     const live = hold('live');
     hold('live');
     const leaving = new AbortController();
-    const batch = watch(policy.queue(waitFor('batch', 60_000, leaving.signal)));
+    const batch = watch(policy.queue(waitFor('batch', NO_DEADLINE, leaving.signal)));
     const second = watch(policy.queue(waitFor('live')));
     // The freed slot is live's own guarantee, which batch may not borrow: the live waiter behind takes it.
     live.release();
@@ -130,8 +133,7 @@ describe('wait queue: order', () => {
     assert.equal(await a.outcome(), 'pending');
     assert.equal(((await b.outcome()) as LocalAdmission).result.remaining, 'b'.length);
     free.add('a');
-    // No deadline: a caller left in line keeps no timer running past the test.
-    const c = watch(line.join(waitFor('c', 2 ** 31)));
+    const c = watch(line.join(waitFor('c')));
     const d = watch(line.join(waitFor('a')));
     assert.deepEqual(asked, ['a', 'a', 'b', 'a', 'c', 'c', 'a']);
     assert.equal(((await a.outcome()) as LocalAdmission).slot, SLOT);
@@ -228,7 +230,7 @@ describe('wait queue: deadlines and aborts', () => {
     const { policy, hold } = limitOf(1);
     const held = hold();
     const longest = watch(policy.queue(waitFor(undefined, 2 ** 31 - 1)));
-    const beyond = watch(policy.queue(waitFor(undefined, 2 ** 31)));
+    const beyond = watch(policy.queue(waitFor(undefined)));
     t.mock.timers.tick(2 ** 31 + 10);
     assert.equal(((await longest.outcome()) as { error: Error }).error.message, TIMED_OUT(2 ** 31 - 1));
     assert.equal(await beyond.outcome(), 'pending');
@@ -259,7 +261,7 @@ describe('wait queue: deadlines and aborts', () => {
     const held = hold();
     const controller = new AbortController();
     const reason = new Error('gave up');
-    const waiting = watch(policy.queue(waitFor(undefined, 60_000, controller.signal)));
+    const waiting = watch(policy.queue(waitFor(undefined, NO_DEADLINE, controller.signal)));
     controller.abort(reason);
     const outcome = (await waiting.outcome()) as { error: unknown };
     assert.equal(outcome.error, reason);
@@ -271,7 +273,7 @@ describe('wait queue: deadlines and aborts', () => {
   it('keeps a granted slot when the signal aborts afterwards', async () => {
     const { policy } = limitOf(1);
     const controller = new AbortController();
-    const { slot } = await policy.queue(waitFor(undefined, 60_000, controller.signal));
+    const { slot } = await policy.queue(waitFor(undefined, NO_DEADLINE, controller.signal));
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
     controller.abort(new Error('too late'));
     assert.equal(policy.inFlight, 1);
@@ -283,7 +285,7 @@ describe('wait queue: deadlines and aborts', () => {
     const { policy } = limitOf(1);
     const reason = new Error('already gone');
     await assert.rejects(
-      async () => policy.queue(waitFor(undefined, 60_000, AbortSignal.abort(reason))),
+      async () => policy.queue(waitFor(undefined, NO_DEADLINE, AbortSignal.abort(reason))),
       reason,
     );
     assert.equal(policy.inFlight, 0);
@@ -292,7 +294,7 @@ describe('wait queue: deadlines and aborts', () => {
   it('returns a rejected promise, rather than throwing, for a signal already aborted', {}, () => {
     const { policy } = limitOf(1);
     const reason = new Error('already gone');
-    const queued = policy.queue(waitFor(undefined, 60_000, AbortSignal.abort(reason)));
+    const queued = policy.queue(waitFor(undefined, NO_DEADLINE, AbortSignal.abort(reason)));
     queued.catch(() => {});
     assert.ok(queued instanceof Promise);
   });
