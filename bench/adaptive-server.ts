@@ -1,14 +1,19 @@
 // The overloaded service the adaptive section drives: Express with N workers, each request holding one for a service time.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createHistogram } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import express, { type RequestHandler } from 'express';
 import { rateLimit } from '../src/adapters/express/express.js';
 import { type AdaptiveConcurrency, adaptiveConcurrency } from '../src/adaptive/adaptive-concurrency.js';
 import { aimd, gradient, gradient2, type Random, vegas } from '../src/adaptive/index.js';
+import { drawServiceMs } from '../src/adaptive/simulation/service-model.js';
+import { mulberry32 } from '../src/core/seeded-random.js';
 import { MemoryStore } from '../src/index.js';
 import { concurrency } from '../src/policies/concurrency.js';
+
+/** The service times' seed: every run of the section draws the same sequence. */
+const SERVICE_SEED = 1;
 
 /** What stands in front of the handler: nothing, a fixed limit of 10 × the workers, or an adaptive limit. */
 export type Guard = 'none' | 'fixed' | 'default' | 'vegas' | 'gradient2' | 'aimd' | 'gradient';
@@ -18,6 +23,9 @@ export interface SlowServiceOptions {
   /** The service's true capacity: requests served at once; the others wait for a worker, first come first served. */
   readonly workers: number;
   readonly serviceMs: number;
+  /** The log-normal's sigma, as the simulation's service model has it: each request's service time is drawn with a
+   * mean of `serviceMs`; 0 (the default) holds every request exactly `serviceMs`. */
+  readonly sigma?: number;
   /** The algorithm's jitter (Vegas's probe, Envoy's gradient's measurements); default `Math.random`. */
   readonly random?: Random;
 }
@@ -42,6 +50,8 @@ export interface ServiceCounts {
   highestLimit: number;
   /** The p99 of a request's time in the handler (its wait for a worker, then its service), in ms. */
   handlerP99Ms: number;
+  /** The p99 of the event loop's delay in firing a timer, in ms: how late the service's own timers ran. */
+  loopDelayP99Ms: number;
 }
 
 export interface SlowService {
@@ -53,7 +63,7 @@ export interface SlowService {
   close(): Promise<void>;
 }
 
-/** `size` workers, each holding a request for `serviceMs`; the other requests wait in line for one. */
+/** `size` workers, each holding a request for a service time; the other requests wait in line for one. */
 class Workers {
   /** Requests in the handler: served or waiting. */
   held = 0;
@@ -63,7 +73,7 @@ class Workers {
 
   constructor(
     readonly size: number,
-    readonly serviceMs: number,
+    readonly serviceMs: () => number,
   ) {}
 
   get queued(): number {
@@ -84,7 +94,7 @@ class Workers {
         if (this.held > 0) return;
         for (const resolve of this.#idle) resolve();
         this.#idle = [];
-      }, this.serviceMs);
+      }, this.serviceMs());
     };
     if (this.#busy < this.size) work();
     else this.#line.push(work);
@@ -135,20 +145,31 @@ function adaptiveOf(
   return adaptiveConcurrency({ algorithm });
 }
 
+/** Each request's service time: the simulation's log-normal draw, seeded, or the mean itself when sigma is 0. */
+function serviceTimes({ workers, serviceMs, sigma = 0 }: SlowServiceOptions): () => number {
+  if (sigma === 0) return () => serviceMs;
+  const model = { workers, meanServiceMs: serviceMs, sigma, timeoutMs: Infinity };
+  const random = mulberry32(SERVICE_SEED);
+  return () => drawServiceMs(model, random);
+}
+
 function freshCounts(): ServiceCounts {
   return {
     ...{ served: 0, shed: 0, shedWithRetryAfter: 0, admitted: 0, queueFound: 0, maxQueue: 0 },
-    ...{ maxInFlight: 0, overLimit: 0, lowestLimit: Infinity, highestLimit: 0, handlerP99Ms: Number.NaN },
+    ...{ maxInFlight: 0, overLimit: 0, lowestLimit: Infinity, highestLimit: 0 },
+    ...{ handlerP99Ms: Number.NaN, loopDelayP99Ms: Number.NaN },
   };
 }
 
 /** The slowed service on 127.0.0.1, on a port of the system's choosing. */
 export async function startSlowService(options: SlowServiceOptions): Promise<SlowService> {
   const guard = guardOf(options);
-  const workers = new Workers(options.workers, options.serviceMs);
+  const workers = new Workers(options.workers, serviceTimes(options));
   let counts = freshCounts();
   // Time in the handler, in µs.
   const handlerTimes = createHistogram();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const app = express();
   app.use((_req, res, next) => {
     res.once('finish', () => {
@@ -180,26 +201,31 @@ export async function startSlowService(options: SlowServiceOptions): Promise<Slo
   return {
     port: (server.address() as AddressInfo).port,
     take: () => {
-      const taken = { ...counts, handlerP99Ms: handlerTimes.percentile(99) / 1000 };
+      const handlerP99Ms = handlerTimes.percentile(99) / 1000;
+      const taken = { ...counts, handlerP99Ms, loopDelayP99Ms: loopDelay.percentile(99) / 1e6 };
       counts = freshCounts();
       handlerTimes.reset();
+      loopDelay.reset();
       return taken;
     },
     idle: () => workers.idle(),
     close: async () => {
+      loopDelay.disable();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
   };
 }
 
-// Run as the section's child (`adaptive-server.ts <guard> <workers> <serviceMs>`): its port, then its counts when asked.
+// Run as the section's child (`adaptive-server.ts <guard> <workers> <serviceMs> <sigma>`): its port, then its counts
+// when asked.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [guard, workers, serviceMs] = process.argv.slice(2);
+  const [guard, workers, serviceMs, sigma] = process.argv.slice(2);
   const service = await startSlowService({
     guard: guard as Guard,
     workers: Number(workers),
     serviceMs: Number(serviceMs),
+    sigma: Number(sigma),
   });
   process.send?.({ port: service.port });
   // 'now', as a run's warm-up ends; 'drained', once it is over and the requests it left behind have been answered.

@@ -2,6 +2,7 @@
 import { fork } from 'node:child_process';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { capacityPerSecond, DEFAULT_SERVICE } from '../src/adaptive/simulation/service-model.js';
 import type { Guard, ServiceCounts } from './adaptive-server.js';
 import { count, fixed, ratio, type Table } from './table.js';
 
@@ -11,13 +12,16 @@ export interface AdaptiveSettings {
   readonly warmupSeconds: number;
 }
 
-/** The service's true capacity: 16 requests at once, 50 ms each, so 320 a second. */
-const WORKERS = 16;
-const SERVICE_MS = 50;
+/** The simulation's service, served for real: 20 workers, log-normal service times of mean 50 ms (σ 0.3). */
+const SERVICE = DEFAULT_SERVICE;
+const WORKERS = SERVICE.workers;
 /** Unloaded: half the workers' worth of connections, so no request ever waits for a worker. */
 const UNLOADED = WORKERS / 2;
-/** Overload: 12 connections per worker, beyond the fixed limit (10 per worker), so that it too sheds some. */
-const OVERLOAD = 12 * WORKERS;
+/**
+ * Two overloads, in connections per worker: 4, beyond the capacity but within the fixed limit, and 12, beyond the
+ * fixed limit (10 per worker) too, where the requests shed and asked again at once take most of the 2 cores.
+ */
+const OVERLOADS = [4, 12].map((perWorker) => perWorker * WORKERS);
 
 /** The bound on the p99 of admitted requests, as a multiple of the unloaded p99. */
 const BOUND = 2;
@@ -56,7 +60,7 @@ export interface AdaptiveResult {
 async function startService(guard: Guard) {
   const child = fork(
     new URL('./adaptive-server.ts', import.meta.url),
-    [guard, `${WORKERS}`, `${SERVICE_MS}`],
+    [guard, `${WORKERS}`, `${SERVICE.meanServiceMs}`, `${SERVICE.sigma}`],
     {
       execArgv: ['--import', 'tsx'],
       // Structured clones: a limit of Infinity (no limit) comes across as itself.
@@ -137,7 +141,9 @@ async function measure(
 export async function runAdaptive(settings: AdaptiveSettings): Promise<AdaptiveResult> {
   const unloaded = await measure('none', 'no limit, unloaded', UNLOADED, settings);
   const overloaded: AdaptiveMeasure[] = [];
-  for (const { guard, name } of VARIANTS) overloaded.push(await measure(guard, name, OVERLOAD, settings));
+  for (const connections of OVERLOADS)
+    for (const { guard, name } of VARIANTS)
+      overloaded.push(await measure(guard, name, connections, settings));
   return { unloaded, overloaded };
 }
 
@@ -153,10 +159,12 @@ export function adaptiveTable(result: AdaptiveResult, settings: AdaptiveSettings
     m.name,
     String(m.connections),
     count(m.okPerSecond),
+    `${fixed((100 * m.okPerSecond) / capacityPerSecond(SERVICE), 0)}%`,
     fixed(m.p50Ms, 1),
     fixed(m.p99Ms, 1),
     ratio(m.p99Ms / result.unloaded.p99Ms),
     fixed(m.counts.handlerP99Ms, 1),
+    fixed(m.counts.loopDelayP99Ms, 1),
     `${fixed(100 * m.shedShare, 1)}%`,
     String(m.counts.maxQueue),
     limitRange(m.counts),
@@ -164,15 +172,17 @@ export function adaptiveTable(result: AdaptiveResult, settings: AdaptiveSettings
     verdict,
   ];
   return {
-    title: `10. Adaptive concurrency: Express at ${WORKERS} workers × ${SERVICE_MS} ms (capacity ${count((1000 * WORKERS) / SERVICE_MS)}/s), overloaded (runs of ${settings.seconds} s)`,
+    title: `10. Adaptive concurrency: Express with the simulation's service (capacity ${count(capacityPerSecond(SERVICE))}/s), overloaded (runs of ${settings.seconds} s)`,
     columns: [
       'limit in front',
       'connections',
       '2xx/s',
+      'of capacity',
       'p50 2xx ms',
       'p99 2xx ms',
       'p99 vs unloaded',
       'p99 in handler ms',
+      'p99 loop delay ms',
       'shed (503)',
       'longest queue',
       'limit',
@@ -184,15 +194,18 @@ export function adaptiveTable(result: AdaptiveResult, settings: AdaptiveSettings
       ...result.overloaded.map((m) => row(m, m.p99Ms <= bound ? 'PASS' : 'MISS')),
     ],
     notes: [
-      `The handler holds one of ${WORKERS} workers for ${SERVICE_MS} ms (a timer) per request; the rest wait for a worker,`,
-      'first come first served, so latency grows with the queue as in a service past its capacity. The service runs',
-      "in a child process; autocannon, in the bench's, keeps every connection busy over loopback (a shed request is",
-      `asked again at once, not after its Retry-After). Each run opens with a ${settings.warmupSeconds} s warm-up on the same connections, in`,
-      'which an adaptive limit settles; only the requests sent after it are in the figures. Latencies are of 2xx answers',
-      'alone; a request still waiting when a run ends is in no figure, which flatters the p99 of the unshed rows.',
-      'In handler: the wait for a worker and the service, timed by the service; the rest of a round trip is the two',
-      'event loops and the network. Longest queue: requests waiting for a worker at once; limit: its range over the',
-      'requests admitted. 2 cores: the 503s answered take CPU from the service and from autocannon alike.',
+      `The handler holds one of ${WORKERS} workers per request for a service time drawn as the simulation draws them`,
+      `(log-normal, mean ${SERVICE.meanServiceMs} ms, sigma ${SERVICE.sigma}; a timer); the others wait for a worker, first come first served, so`,
+      'latency grows with the queue as in a service past its capacity. The service runs in a child process; autocannon,',
+      "in the bench's, keeps every connection busy over loopback: a shed request is asked again at once, not after its",
+      `Retry-After. Two overloads: ${OVERLOADS[0]} connections, past the capacity but within the fixed limit, and ${OVERLOADS[1]}, past both,`,
+      'where the 503s asked again at once take most of the 2 cores. Each run opens with a',
+      `${settings.warmupSeconds} s warm-up on the same connections, in which an adaptive limit settles; only the requests sent after it are`,
+      'in the figures. Latencies are of 2xx answers alone; a request still waiting when a run ends is in no figure, which',
+      'flatters the p99 of the unshed rows. In handler: the wait for a worker and the service, timed by the service; the',
+      "rest of a round trip is the two event loops and the network. Loop delay: how late the service's event loop ran",
+      'its timers, which the algorithms read as queueing. Longest queue: requests waiting for a worker at once; limit: its',
+      'range over the requests admitted.',
     ],
   };
 }
