@@ -12,7 +12,7 @@ import { mulberry32 } from '../src/core/seeded-random.js';
 import { MemoryStore } from '../src/index.js';
 import { concurrency } from '../src/policies/concurrency.js';
 
-/** The service times' seed: every run of the section draws the same sequence. */
+/** The service times' seed: every run draws the same sequence of times (which request gets which is up to arrival). */
 const SERVICE_SEED = 1;
 
 /** What stands in front of the handler: nothing, a fixed limit of 10 × the workers, or an adaptive limit. */
@@ -225,7 +225,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     guard: guard as Guard,
     workers: Number(workers),
     serviceMs: Number(serviceMs),
-    sigma: Number(sigma),
+    sigma: sigma === undefined ? 0 : Number(sigma),
   });
   process.send?.({ port: service.port });
   // 'now', as a run's warm-up ends; 'drained', once it is over and the requests it left behind have been answered.

@@ -12,16 +12,17 @@ export interface AdaptiveSettings {
   readonly warmupSeconds: number;
 }
 
-/** The simulation's service, served for real: 20 workers, log-normal service times of mean 50 ms (σ 0.3). */
+/** The simulation's default service, served for real: its workers, its log-normal service times. */
 const SERVICE = DEFAULT_SERVICE;
 const WORKERS = SERVICE.workers;
 /** Unloaded: half the workers' worth of connections, so no request ever waits for a worker. */
 const UNLOADED = WORKERS / 2;
 /**
  * Two overloads, in connections per worker: 4, beyond the capacity but within the fixed limit, and 12, beyond the
- * fixed limit (10 per worker) too, where the requests shed and asked again at once take most of the 2 cores.
+ * fixed limit (10 per worker) too, where three times the sockets each asking again at once delay the service's timers.
  */
-const OVERLOADS = [4, 12].map((perWorker) => perWorker * WORKERS);
+const PAST_CAPACITY = 4 * WORKERS;
+const PAST_BOTH = 12 * WORKERS;
 
 /** The bound on the p99 of admitted requests, as a multiple of the unloaded p99. */
 const BOUND = 2;
@@ -141,7 +142,7 @@ async function measure(
 export async function runAdaptive(settings: AdaptiveSettings): Promise<AdaptiveResult> {
   const unloaded = await measure('none', 'no limit, unloaded', UNLOADED, settings);
   const overloaded: AdaptiveMeasure[] = [];
-  for (const connections of OVERLOADS)
+  for (const connections of [PAST_CAPACITY, PAST_BOTH])
     for (const { guard, name } of VARIANTS)
       overloaded.push(await measure(guard, name, connections, settings));
   return { unloaded, overloaded };
@@ -198,14 +199,15 @@ export function adaptiveTable(result: AdaptiveResult, settings: AdaptiveSettings
       `(log-normal, mean ${SERVICE.meanServiceMs} ms, sigma ${SERVICE.sigma}; a timer); the others wait for a worker, first come first served, so`,
       'latency grows with the queue as in a service past its capacity. The service runs in a child process; autocannon,',
       "in the bench's, keeps every connection busy over loopback: a shed request is asked again at once, not after its",
-      `Retry-After. Two overloads: ${OVERLOADS[0]} connections, past the capacity but within the fixed limit, and ${OVERLOADS[1]}, past both,`,
-      'where the 503s asked again at once take most of the 2 cores. Each run opens with a',
-      `${settings.warmupSeconds} s warm-up on the same connections, in which an adaptive limit settles; only the requests sent after it are`,
-      'in the figures. Latencies are of 2xx answers alone; a request still waiting when a run ends is in no figure, which',
-      'flatters the p99 of the unshed rows. In handler: the wait for a worker and the service, timed by the service; the',
-      "rest of a round trip is the two event loops and the network. Loop delay: how late the service's event loop ran",
-      'its timers, which the algorithms read as queueing. Longest queue: requests waiting for a worker at once; limit: its',
-      'range over the requests admitted.',
+      `Retry-After. Two overloads: ${PAST_CAPACITY} connections, past the capacity but within the fixed limit, and ${PAST_BOTH}, past both,`,
+      "where three times the sockets asking again at once make each turn of the service's event loop longer.",
+      `Each run opens with a ${settings.warmupSeconds} s warm-up on the same connections, in which an adaptive limit settles; only the`,
+      'requests sent after it are',
+      'in the figures. Latencies are of 2xx answers alone; a request still waiting when a run ends is in no figure,',
+      'which flatters the p99 of the unshed rows. In handler: the wait for a worker and the service, timed by the',
+      "service; the rest of a round trip is the two event loops and the network. Loop delay: how late the service's",
+      'event loop ran its timers, which the algorithms read as queueing. Longest queue: requests waiting for a worker at',
+      'once; limit: its range over the requests admitted.',
     ],
   };
 }

@@ -230,7 +230,7 @@ describe('wait queue: deadlines and aborts', () => {
     const { policy, hold } = limitOf(1);
     const held = hold();
     const longest = watch(policy.queue(waitFor(undefined, 2 ** 31 - 1)));
-    const beyond = watch(policy.queue(waitFor(undefined)));
+    const beyond = watch(policy.queue(waitFor(undefined, NO_DEADLINE)));
     t.mock.timers.tick(2 ** 31 + 10);
     assert.equal(((await longest.outcome()) as { error: Error }).error.message, TIMED_OUT(2 ** 31 - 1));
     assert.equal(await beyond.outcome(), 'pending');
