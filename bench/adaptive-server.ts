@@ -23,8 +23,10 @@ export interface SlowServiceOptions {
   /** The service's true capacity: requests served at once; the others wait for a worker, first come first served. */
   readonly workers: number;
   readonly serviceMs: number;
-  /** The log-normal's sigma, as the simulation's service model has it: each request's service time is drawn with a
-   * mean of `serviceMs`; 0 (the default) holds every request exactly `serviceMs`. */
+  /**
+   * The log-normal's sigma, as the simulation's service model has it: each request's service time is drawn with a
+   * mean of `serviceMs`; 0 (the default) holds every request exactly `serviceMs`.
+   */
   readonly sigma?: number;
   /** The algorithm's jitter (Vegas's probe, Envoy's gradient's measurements); default `Math.random`. */
   readonly random?: Random;

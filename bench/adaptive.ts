@@ -202,12 +202,11 @@ export function adaptiveTable(result: AdaptiveResult, settings: AdaptiveSettings
       `Retry-After. Two overloads: ${PAST_CAPACITY} connections, past the capacity but within the fixed limit, and ${PAST_BOTH}, past both,`,
       "where three times the sockets asking again at once make each turn of the service's event loop longer.",
       `Each run opens with a ${settings.warmupSeconds} s warm-up on the same connections, in which an adaptive limit settles; only the`,
-      'requests sent after it are',
-      'in the figures. Latencies are of 2xx answers alone; a request still waiting when a run ends is in no figure,',
-      'which flatters the p99 of the unshed rows. In handler: the wait for a worker and the service, timed by the',
-      "service; the rest of a round trip is the two event loops and the network. Loop delay: how late the service's",
-      'event loop ran its timers, which the algorithms read as queueing. Longest queue: requests waiting for a worker at',
-      'once; limit: its range over the requests admitted.',
+      'requests sent after it are in the figures. Latencies are of 2xx answers alone; a request still waiting when a run',
+      'ends is in no figure, which flatters the p99 of the unshed rows. In handler: the wait for a worker and the',
+      'service, timed by the service; the rest of a round trip is the two event loops and the network. Loop delay: how',
+      "late the service's event loop ran its timers, which the algorithms read as queueing. Longest queue: requests",
+      'waiting for a worker at once; limit: its range over the requests admitted.',
     ],
   };
 }
